@@ -1,0 +1,97 @@
+//! A file-backed shared memory map: the emulated devdax namespace.
+
+use std::fs::OpenOptions;
+use std::path::{Path, PathBuf};
+
+use memmap2::MmapRaw;
+
+/// Why a PM file could not be mapped.
+#[derive(Debug, thiserror::Error)]
+pub enum MapError {
+    /// The file could not be created, opened or resized.
+    #[error("cannot open PM file {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// The file is too small or not a multiple of the cache-line size.
+    #[error("PM file {path} has unusable size {len} bytes (need a non-zero multiple of 4096)")]
+    BadSize {
+        /// The file.
+        path: PathBuf,
+        /// Its size.
+        len: u64,
+    },
+}
+
+/// A shared mapping of a whole file. Every process that maps the same file sees the same bytes.
+pub struct MappedFile {
+    map: MmapRaw,
+    len: u64,
+}
+
+// SAFETY: the map is plain shared memory; synchronisation is the caller's job (see `Pm`).
+unsafe impl Send for MappedFile {}
+// SAFETY: as above; all access goes through raw pointers, never through `&mut` aliases.
+unsafe impl Sync for MappedFile {}
+
+impl MappedFile {
+    /// Creates (or truncates) `path` to `len` bytes of zeroes and maps it.
+    pub fn create(path: &Path, len: u64) -> Result<MappedFile, MapError> {
+        if len == 0 || len % 4096 != 0 {
+            return Err(MapError::BadSize { path: path.into(), len });
+        }
+        let io = |source| MapError::Io { path: path.into(), source };
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)
+            .map_err(io)?;
+        file.set_len(len).map_err(io)?;
+        let map = MmapRaw::map_raw(&file).map_err(io)?;
+        Ok(MappedFile { map, len })
+    }
+
+    /// Maps an existing file.
+    pub fn open(path: &Path) -> Result<MappedFile, MapError> {
+        let io = |source| MapError::Io { path: path.into(), source };
+        let file = OpenOptions::new().read(true).write(true).open(path).map_err(io)?;
+        let len = file.metadata().map_err(io)?.len();
+        if len == 0 || len % 4096 != 0 {
+            return Err(MapError::BadSize { path: path.into(), len });
+        }
+        let map = MmapRaw::map_raw(&file).map_err(io)?;
+        Ok(MappedFile { map, len })
+    }
+
+    /// An anonymous private mapping (for tests and single-process tools).
+    pub fn anonymous(len: u64) -> Result<MappedFile, MapError> {
+        if len == 0 || len % 4096 != 0 {
+            return Err(MapError::BadSize { path: "<anonymous>".into(), len });
+        }
+        let map = memmap2::MmapOptions::new()
+            .len(len as usize)
+            .map_anon()
+            .map_err(|source| MapError::Io { path: "<anonymous>".into(), source })?;
+        Ok(MappedFile { map: MmapRaw::from(map), len })
+    }
+
+    /// Length of the mapping in bytes.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether the mapping is empty (never: construction rejects empty files).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Base pointer of the mapping.
+    pub fn base(&self) -> *mut u8 {
+        self.map.as_mut_ptr()
+    }
+}
