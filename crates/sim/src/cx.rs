@@ -1,0 +1,274 @@
+//! [`Cx`], the context through which firmware reaches time, cores, tasks and randomness.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll};
+
+use crate::core::CoreId;
+use crate::executor::Inner;
+use crate::rng::SimRng;
+use crate::sync::oneshot;
+use crate::task::{Label, WaitOn};
+use crate::time::{SimDuration, SimTime};
+
+/// A handle on the running simulation. Cheap to clone; every task holds one.
+///
+/// Nothing in firmware reads a wall clock, spawns a thread or draws randomness except through
+/// this value.
+#[derive(Clone)]
+pub struct Cx {
+    pub(crate) inner: Rc<Inner>,
+}
+
+impl Cx {
+    /// The current virtual time.
+    pub fn now(&self) -> SimTime {
+        self.inner.now()
+    }
+
+    /// The core of the running task ([`CoreId::UNBOUND`] outside a task or for unbound tasks).
+    pub fn core(&self) -> CoreId {
+        self.inner.current().map_or(CoreId::UNBOUND, |(_, c)| c)
+    }
+
+    /// Keeps the running task's core busy for `cycles` cycles of that core's clock; other tasks
+    /// on the core wait. Zero cycles completes at once without yielding.
+    ///
+    /// # Panics
+    /// When polled by a task on [`CoreId::UNBOUND`] (which has no clock; use
+    /// [`Cx::compute_for`]).
+    pub fn compute(&self, cycles: u64) -> Compute<'_> {
+        Compute {
+            cx: self,
+            cost: Cost::Cycles(cycles),
+            end: None,
+        }
+    }
+
+    /// Keeps the running task's core busy for a fixed duration.
+    pub fn compute_for(&self, d: SimDuration) -> Compute<'_> {
+        Compute {
+            cx: self,
+            cost: Cost::Time(d),
+            end: None,
+        }
+    }
+
+    /// The duration of `cycles` cycles on `core`.
+    pub fn cycles(&self, core: CoreId, cycles: u64) -> SimDuration {
+        self.inner.cycles(core, cycles)
+    }
+
+    /// Suspends the running task for `d` (its core is free meanwhile).
+    pub fn sleep(&self, d: SimDuration) -> Sleep<'_> {
+        self.sleep_until(self.now() + d)
+    }
+
+    /// Suspends the running task until `t` (at once if `t` has passed).
+    pub fn sleep_until(&self, t: SimTime) -> Sleep<'_> {
+        Sleep {
+            cx: self,
+            until: t,
+            armed: false,
+        }
+    }
+
+    /// Lets every other task woken at this instant run first.
+    pub fn yield_now(&self) -> YieldNow {
+        YieldNow { yielded: false }
+    }
+
+    /// Spawns a foreground task: [`Sim::run`](crate::Sim::run) keeps going until it finishes.
+    pub fn spawn<T: 'static>(
+        &self,
+        core: CoreId,
+        name: impl Into<Label>,
+        fut: impl Future<Output = T> + 'static,
+    ) -> JoinHandle<T> {
+        self.spawn_inner(core, name.into(), false, fut)
+    }
+
+    /// Spawns a daemon: a service loop that may wait forever without making the run a
+    /// deadlock, and does not keep [`Sim::run`](crate::Sim::run) going.
+    pub fn spawn_daemon<T: 'static>(
+        &self,
+        core: CoreId,
+        name: impl Into<Label>,
+        fut: impl Future<Output = T> + 'static,
+    ) -> JoinHandle<T> {
+        self.spawn_inner(core, name.into(), true, fut)
+    }
+
+    fn spawn_inner<T: 'static>(
+        &self,
+        core: CoreId,
+        name: Label,
+        daemon: bool,
+        fut: impl Future<Output = T> + 'static,
+    ) -> JoinHandle<T> {
+        let (tx, rx) = oneshot::channel(self, name.clone());
+        let task = async move {
+            tx.send(fut.await);
+        };
+        self.inner.spawn(core, name.clone(), daemon, Box::pin(task));
+        JoinHandle { rx, name }
+    }
+
+    /// Runs `f` with the simulation's RNG. Do not hold on to draws across runs of different
+    /// seeds: the stream is the only source of randomness in a run.
+    pub fn with_rng<R>(&self, f: impl FnOnce(&mut SimRng) -> R) -> R {
+        f(&mut self.inner.rng.borrow_mut())
+    }
+
+    /// An independent generator forked from the simulation's RNG (see [`crate::rng::fork`]).
+    pub fn fork_rng(&self) -> SimRng {
+        self.with_rng(crate::rng::fork)
+    }
+
+    /// Ends the current [`Sim::run`](crate::Sim::run) with
+    /// [`Stop::Stopped`](crate::Stop::Stopped) once the tasks
+    /// woken at this instant have run.
+    pub fn stop(&self) {
+        self.inner.request_stop();
+    }
+
+    /// Charges `d` of busy time to `core` without suspending anyone (for work a model accounts
+    /// for analytically, such as hardware running in parallel).
+    pub fn charge(&self, core: CoreId, d: SimDuration) {
+        self.inner.charge(core, d);
+    }
+
+    pub(crate) fn note_wait(&self, on: WaitOn) {
+        self.inner.note_wait(on);
+    }
+
+    pub(crate) fn wake_at(&self, at: SimTime, waker: &std::task::Waker) {
+        self.inner.wake_at(at, waker);
+    }
+}
+
+enum Cost {
+    Cycles(u64),
+    Time(SimDuration),
+}
+
+/// Future of [`Cx::compute`] / [`Cx::compute_for`].
+#[must_use = "compute does nothing unless awaited"]
+pub struct Compute<'a> {
+    cx: &'a Cx,
+    cost: Cost,
+    end: Option<SimTime>,
+}
+
+impl Future for Compute<'_> {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, task: &mut Context<'_>) -> Poll<()> {
+        let inner = &self.cx.inner;
+        let end = match self.end {
+            Some(end) => end,
+            None => {
+                let core = self.cx.core();
+                let d = match self.cost {
+                    Cost::Time(d) => d,
+                    Cost::Cycles(c) => {
+                        assert!(
+                            !core.is_unbound(),
+                            "compute(cycles) on an unbound task; use compute_for"
+                        );
+                        inner.cycles(core, c)
+                    }
+                };
+                if d.is_zero() {
+                    return Poll::Ready(());
+                }
+                inner.charge(core, d);
+                let end = inner.now() + d;
+                inner.wake_at(end, task.waker());
+                self.end = Some(end);
+                end
+            }
+        };
+        if inner.now() >= end {
+            return Poll::Ready(());
+        }
+        inner.note_computing();
+        inner.note_wait(WaitOn::Compute(end));
+        Poll::Pending
+    }
+}
+
+/// Future of [`Cx::sleep`] / [`Cx::sleep_until`].
+#[must_use = "sleep does nothing unless awaited"]
+pub struct Sleep<'a> {
+    cx: &'a Cx,
+    until: SimTime,
+    armed: bool,
+}
+
+impl Future for Sleep<'_> {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, task: &mut Context<'_>) -> Poll<()> {
+        if self.cx.now() >= self.until {
+            return Poll::Ready(());
+        }
+        if !self.armed {
+            self.armed = true;
+            self.cx.wake_at(self.until, task.waker());
+        }
+        self.cx.note_wait(WaitOn::Sleep(self.until));
+        Poll::Pending
+    }
+}
+
+/// Future of [`Cx::yield_now`].
+#[must_use = "yield_now does nothing unless awaited"]
+pub struct YieldNow {
+    yielded: bool,
+}
+
+impl Future for YieldNow {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, task: &mut Context<'_>) -> Poll<()> {
+        if self.yielded {
+            return Poll::Ready(());
+        }
+        self.yielded = true;
+        task.waker().wake_by_ref();
+        Poll::Pending
+    }
+}
+
+/// Awaits a spawned task's output.
+pub struct JoinHandle<T> {
+    rx: oneshot::Receiver<T>,
+    name: Label,
+}
+
+impl<T> JoinHandle<T> {
+    /// The task's name.
+    pub fn name(&self) -> &Label {
+        &self.name
+    }
+
+    /// Whether the task has finished.
+    pub fn is_finished(&self) -> bool {
+        self.rx.is_ready()
+    }
+}
+
+impl<T> Future for JoinHandle<T> {
+    type Output = T;
+    fn poll(mut self: Pin<&mut Self>, task: &mut Context<'_>) -> Poll<T> {
+        match Pin::new(&mut self.rx).poll(task) {
+            Poll::Ready(Ok(v)) => Poll::Ready(v),
+            // The task was dropped with its simulation: nothing can complete this join.
+            Poll::Ready(Err(_)) => Poll::Pending,
+            Poll::Pending => {
+                let label = self.name.clone();
+                self.rx.note(WaitOn::Join(label));
+                Poll::Pending
+            }
+        }
+    }
+}

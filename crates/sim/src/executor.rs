@@ -1,0 +1,476 @@
+//! The event loop: a virtual clock, a timer heap ordered by (time, sequence), a FIFO of tasks
+//! woken at the current instant, and the controller cores.
+//!
+//! Ordering rules (these make a run a pure function of its inputs):
+//!
+//! 1. Timers fire in order of their instant, ties broken by the order they were set.
+//! 2. At an instant, every timer due then fires before any task woken at that instant runs;
+//!    woken tasks then run in the order they were woken (a timer set for "now" is a wake).
+//! 3. A core runs one task at a time; tasks waiting for a core take it in FIFO order.
+
+use std::cell::{Cell, RefCell};
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, VecDeque};
+use std::future::Future;
+use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
+
+use rand::SeedableRng;
+
+use crate::core::{CoreId, CoreSpec, CoreState, CoreStats};
+use crate::cx::Cx;
+use crate::deadlock::{BlockedTask, Deadlock};
+use crate::rng::SimRng;
+use crate::task::{BoxFuture, Label, TaskKey, TaskTable, WaitOn};
+use crate::time::{SimDuration, SimTime};
+use crate::waker;
+
+/// Why [`Sim::run`] returned normally.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// Every foreground (non-daemon) task finished.
+    Idle,
+    /// The time limit was reached with work still pending.
+    TimeLimit,
+    /// A task called [`Cx::stop`].
+    Stopped,
+}
+
+enum TimerAction {
+    /// Wake through a waker (any future, including ones inside foreign combinators).
+    Wake(Waker),
+    /// Wake a task of this executor directly.
+    WakeTask(TaskKey),
+    /// Hand a reserved core to its task after the context switch.
+    Dispatch(TaskKey),
+}
+
+struct Timer {
+    at: SimTime,
+    seq: u64,
+    action: TimerAction,
+}
+
+impl PartialEq for Timer {
+    fn eq(&self, o: &Self) -> bool {
+        (self.at, self.seq) == (o.at, o.seq)
+    }
+}
+impl Eq for Timer {}
+impl PartialOrd for Timer {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Timer {
+    /// Reversed, so that `BinaryHeap` pops the earliest timer first.
+    fn cmp(&self, o: &Self) -> Ordering {
+        (o.at, o.seq).cmp(&(self.at, self.seq))
+    }
+}
+
+/// Shared state of one simulation; reached by tasks through [`Cx`].
+pub(crate) struct Inner {
+    exec_id: Cell<u16>,
+    now: Cell<SimTime>,
+    seq: Cell<u64>,
+    timers: RefCell<BinaryHeap<Timer>>,
+    ready: RefCell<VecDeque<TaskKey>>,
+    tasks: RefCell<TaskTable>,
+    cores: RefCell<Vec<CoreState>>,
+    pub(crate) rng: RefCell<SimRng>,
+    current: Cell<Option<(TaskKey, CoreId)>>,
+    cur_wait: Cell<WaitOn>,
+    cur_computing: Cell<bool>,
+    stop: Cell<bool>,
+    events: Cell<u64>,
+}
+
+impl Inner {
+    pub fn now(&self) -> SimTime {
+        self.now.get()
+    }
+
+    /// The running task and its core, if a task is being polled.
+    pub fn current(&self) -> Option<(TaskKey, CoreId)> {
+        self.current.get()
+    }
+
+    /// Records what the running task is about to wait for (shown in deadlock reports).
+    pub fn note_wait(&self, on: WaitOn) {
+        self.cur_wait.set(on);
+    }
+
+    /// Marks the running task as computing: it keeps its core while suspended.
+    pub fn note_computing(&self) {
+        self.cur_computing.set(true);
+    }
+
+    pub fn request_stop(&self) {
+        self.stop.set(true);
+    }
+
+    fn schedule(&self, at: SimTime, action: TimerAction) {
+        let seq = self.seq.get();
+        self.seq.set(seq + 1);
+        self.timers.borrow_mut().push(Timer { at, seq, action });
+    }
+
+    /// Arranges for `waker` to be woken at `at` (at once if `at` is not in the future).
+    pub fn wake_at(&self, at: SimTime, waker: &Waker) {
+        if at <= self.now() {
+            waker.wake_by_ref();
+            return;
+        }
+        let action = match self.current.get() {
+            Some((key, _)) if waker.will_wake(&waker::task_waker(self.exec_id.get(), key)) => {
+                TimerAction::WakeTask(key)
+            }
+            _ => TimerAction::Wake(waker.clone()),
+        };
+        self.schedule(at, action);
+    }
+
+    /// Makes a task runnable at the current instant (idempotent until it is polled).
+    pub fn wake(&self, key: TaskKey) {
+        let mut tasks = self.tasks.borrow_mut();
+        if let Some(slot) = tasks.get_mut(key)
+            && !slot.queued
+        {
+            slot.queued = true;
+            self.ready.borrow_mut().push_back(key);
+        }
+    }
+
+    pub fn spawn(&self, core: CoreId, name: Label, daemon: bool, fut: BoxFuture) -> TaskKey {
+        if !core.is_unbound() {
+            let n = self.cores.borrow().len();
+            assert!(
+                core.index() < n,
+                "spawn on core {} but only {n} cores exist",
+                core.index()
+            );
+        }
+        let key = self.tasks.borrow_mut().insert(core, name, daemon, fut);
+        self.ready.borrow_mut().push_back(key);
+        key
+    }
+
+    /// The duration of `cycles` on `core`.
+    pub fn cycles(&self, core: CoreId, cycles: u64) -> SimDuration {
+        self.cores.borrow()[core.index()].cycles(cycles)
+    }
+
+    /// Charges `d` of busy time to `core` (utilisation statistics).
+    pub fn charge(&self, core: CoreId, d: SimDuration) {
+        if !core.is_unbound() {
+            self.cores.borrow_mut()[core.index()].busy_ns += d.as_nanos();
+        }
+    }
+
+    /// Runs a woken task if its core allows, else queues it on the core.
+    fn dispatch(&self, key: TaskKey) {
+        let core = match self.tasks.borrow().get(key) {
+            Some(slot) => slot.core,
+            None => return,
+        };
+        if core.is_unbound() {
+            return self.poll_task(key, core);
+        }
+        let mut cores = self.cores.borrow_mut();
+        let c = &mut cores[core.index()];
+        match c.holder {
+            Some(holder) if holder == key => {
+                drop(cores);
+                self.poll_task(key, core);
+            }
+            Some(_) => {
+                c.runq.push_back(key);
+                c.max_run_queue = c.max_run_queue.max(c.runq.len());
+                drop(cores);
+                if let Some(slot) = self.tasks.borrow_mut().get_mut(key) {
+                    slot.wait = WaitOn::Core;
+                }
+            }
+            None => {
+                c.holder = Some(key);
+                c.switches += 1;
+                let switch = c.switch;
+                if switch.is_zero() {
+                    drop(cores);
+                    self.poll_task(key, core);
+                } else {
+                    c.busy_ns += switch.as_nanos();
+                    drop(cores);
+                    self.schedule(self.now() + switch, TimerAction::Dispatch(key));
+                }
+            }
+        }
+    }
+
+    /// Gives a core up and hands it to the next task in its run queue.
+    fn release_core(&self, core: CoreId) {
+        let mut cores = self.cores.borrow_mut();
+        let c = &mut cores[core.index()];
+        c.holder = None;
+        let Some(next) = c.runq.pop_front() else {
+            return;
+        };
+        c.holder = Some(next);
+        c.switches += 1;
+        let switch = c.switch;
+        if switch.is_zero() {
+            drop(cores);
+            self.ready.borrow_mut().push_back(next);
+        } else {
+            c.busy_ns += switch.as_nanos();
+            drop(cores);
+            self.schedule(self.now() + switch, TimerAction::Dispatch(next));
+        }
+    }
+
+    fn poll_task(&self, key: TaskKey, core: CoreId) {
+        let mut fut = {
+            let mut tasks = self.tasks.borrow_mut();
+            let Some(slot) = tasks.get_mut(key) else {
+                return;
+            };
+            slot.queued = false;
+            match slot.fut.take() {
+                Some(f) => f,
+                None => return,
+            }
+        };
+        self.current.set(Some((key, core)));
+        self.cur_computing.set(false);
+        self.cur_wait.set(WaitOn::Other);
+        let waker = waker::task_waker(self.exec_id.get(), key);
+        let result = fut.as_mut().poll(&mut Context::from_waker(&waker));
+        self.current.set(None);
+        let keep_core = match result {
+            Poll::Ready(()) => {
+                self.tasks.borrow_mut().remove(key);
+                drop(fut);
+                false
+            }
+            Poll::Pending => {
+                let wait = self.cur_wait.take();
+                let mut tasks = self.tasks.borrow_mut();
+                let slot = tasks
+                    .get_mut(key)
+                    .expect("a polled task stays in the table");
+                slot.fut = Some(fut);
+                slot.wait = wait;
+                self.cur_computing.get()
+            }
+        };
+        if !core.is_unbound() && !keep_core {
+            self.release_core(core);
+        }
+    }
+
+    fn fire(&self, action: TimerAction) {
+        match action {
+            TimerAction::Wake(w) => w.wake(),
+            TimerAction::WakeTask(key) => self.wake(key),
+            TimerAction::Dispatch(key) => self.ready.borrow_mut().push_back(key),
+        }
+    }
+
+    fn deadlock(&self) -> Deadlock {
+        let tasks = self.tasks.borrow();
+        let cores = self.cores.borrow();
+        let describe = |on: &WaitOn| -> String {
+            match on {
+                WaitOn::Mutex(name, Some(holder)) => {
+                    let h = tasks
+                        .get(*holder)
+                        .map_or("a finished task".into(), |s| s.name.to_string());
+                    format!("mutex '{name}' held by task '{h}'")
+                }
+                other => crate::deadlock::describe(other),
+            }
+        };
+        let blocked = tasks
+            .iter_alive()
+            .map(|(_, s)| BlockedTask {
+                name: s.name.to_string(),
+                core: if s.core.is_unbound() {
+                    "unbound".into()
+                } else {
+                    cores[s.core.index()].spec.name.clone()
+                },
+                daemon: s.daemon,
+                waiting_on: describe(&s.wait),
+            })
+            .collect();
+        Deadlock {
+            at: self.now(),
+            tasks: blocked,
+        }
+    }
+}
+
+/// A simulation: owns the executor, the cores and the RNG.
+///
+/// ```
+/// use sim::{Sim, SimDuration, SimTime};
+/// let sim = Sim::new(42);
+/// let cx = sim.cx();
+/// let out = sim.block_on(async move {
+///     cx.sleep(SimDuration::from_micros(5)).await;
+///     cx.now()
+/// });
+/// assert_eq!(out.unwrap(), SimTime::from_nanos(5_000));
+/// ```
+pub struct Sim {
+    inner: Rc<Inner>,
+}
+
+impl Sim {
+    /// A simulation with no cores whose RNG is seeded with `seed`.
+    pub fn new(seed: u64) -> Self {
+        let inner = Rc::new(Inner {
+            exec_id: Cell::new(0),
+            now: Cell::new(SimTime::ZERO),
+            seq: Cell::new(0),
+            timers: RefCell::new(BinaryHeap::new()),
+            ready: RefCell::new(VecDeque::new()),
+            tasks: RefCell::new(TaskTable::default()),
+            cores: RefCell::new(Vec::new()),
+            rng: RefCell::new(SimRng::seed_from_u64(seed)),
+            current: Cell::new(None),
+            cur_wait: Cell::new(WaitOn::Runnable),
+            cur_computing: Cell::new(false),
+            stop: Cell::new(false),
+            events: Cell::new(0),
+        });
+        inner.exec_id.set(waker::register(&inner));
+        Sim { inner }
+    }
+
+    /// Adds a controller core and returns its id.
+    ///
+    /// # Panics
+    /// If the clock is zero (validate configurations before building a simulation).
+    pub fn add_core(&self, spec: CoreSpec) -> CoreId {
+        let mut cores = self.inner.cores.borrow_mut();
+        assert!(cores.len() < u16::MAX as usize, "too many cores");
+        cores.push(CoreState::new(spec));
+        CoreId((cores.len() - 1) as u16)
+    }
+
+    /// A context handle for spawning tasks and reaching the simulation.
+    pub fn cx(&self) -> Cx {
+        Cx {
+            inner: self.inner.clone(),
+        }
+    }
+
+    /// The current virtual time.
+    pub fn now(&self) -> SimTime {
+        self.inner.now()
+    }
+
+    /// Events processed so far (timers fired plus task dispatches).
+    pub fn events(&self) -> u64 {
+        self.inner.events.get()
+    }
+
+    /// Statistics of every core, in the order they were added.
+    pub fn core_stats(&self) -> Vec<CoreStats> {
+        self.inner
+            .cores
+            .borrow()
+            .iter()
+            .map(CoreState::stats)
+            .collect()
+    }
+
+    /// Runs until every foreground task has finished (see [`Sim::run_until`]).
+    pub fn run(&self) -> Result<Stop, Deadlock> {
+        self.run_until(SimTime::MAX)
+    }
+
+    /// Runs for `d` more virtual time, or until idle.
+    pub fn run_for(&self, d: SimDuration) -> Result<Stop, Deadlock> {
+        self.run_until(self.now() + d)
+    }
+
+    /// Runs until every foreground task has finished ([`Stop::Idle`]; daemons may still be
+    /// waiting), the clock would pass `limit` ([`Stop::TimeLimit`]; the clock is left at
+    /// `limit`), or a task calls [`Cx::stop`]. If foreground tasks remain but nothing can ever
+    /// wake them, returns the [`Deadlock`] with what each task waits on.
+    pub fn run_until(&self, limit: SimTime) -> Result<Stop, Deadlock> {
+        let inner = &*self.inner;
+        inner.stop.set(false);
+        loop {
+            loop {
+                let next = inner.ready.borrow_mut().pop_front();
+                let Some(key) = next else { break };
+                inner.events.set(inner.events.get() + 1);
+                inner.dispatch(key);
+            }
+            if inner.stop.get() {
+                return Ok(Stop::Stopped);
+            }
+            if inner.tasks.borrow().live_foreground() == 0 {
+                return Ok(Stop::Idle);
+            }
+            let Some(at) = inner.timers.borrow().peek().map(|t| t.at) else {
+                return Err(inner.deadlock());
+            };
+            if at > limit {
+                inner.now.set(limit.max(inner.now()));
+                return Ok(Stop::TimeLimit);
+            }
+            inner.now.set(at);
+            loop {
+                let due = {
+                    let mut timers = inner.timers.borrow_mut();
+                    match timers.peek() {
+                        Some(t) if t.at == at => timers.pop(),
+                        _ => None,
+                    }
+                };
+                let Some(timer) = due else { break };
+                inner.events.set(inner.events.get() + 1);
+                inner.fire(timer.action);
+            }
+        }
+    }
+
+    /// Spawns `fut` as a foreground task on an unbound core, runs until it completes, and
+    /// returns its output.
+    pub fn block_on<T: 'static>(
+        &self,
+        fut: impl Future<Output = T> + 'static,
+    ) -> Result<T, Deadlock> {
+        let out = Rc::new(Cell::new(None));
+        let slot = out.clone();
+        let inner = self.inner.clone();
+        let main = async move {
+            slot.set(Some(fut.await));
+            inner.request_stop();
+        };
+        self.inner
+            .spawn(CoreId::UNBOUND, "main".into(), false, Box::pin(main));
+        loop {
+            self.run()?;
+            if let Some(v) = out.take() {
+                return Ok(v);
+            }
+        }
+    }
+}
+
+impl Drop for Sim {
+    /// Drops every task (breaking the task -> context -> executor cycle) and pending timer.
+    fn drop(&mut self) {
+        let futures = self.inner.tasks.borrow_mut().drain_futures();
+        drop(futures);
+        let timers = std::mem::take(&mut *self.inner.timers.borrow_mut());
+        drop(timers);
+        self.inner.ready.borrow_mut().clear();
+    }
+}

@@ -1,0 +1,178 @@
+//! Events are ordered by (time, insertion sequence); wakes at an instant run in wake order.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use sim::{CoreId, Sim, SimDuration, SimTime, Stop};
+
+fn log() -> Rc<RefCell<Vec<(u64, &'static str)>>> {
+    Rc::new(RefCell::new(Vec::new()))
+}
+
+#[test]
+fn same_instant_timers_fire_in_the_order_they_were_set() {
+    let sim = Sim::new(0);
+    let cx = sim.cx();
+    let out = log();
+    // Spawned in this order, each sleeps until t=100: they must run in spawn order.
+    for name in ["a", "b", "c", "d"] {
+        let (cx2, out) = (cx.clone(), out.clone());
+        cx.spawn(CoreId::UNBOUND, name, async move {
+            cx2.sleep_until(SimTime::from_nanos(100)).await;
+            out.borrow_mut().push((cx2.now().as_nanos(), name));
+        });
+    }
+    // An earlier timer set later still fires first.
+    let (cx2, o) = (cx.clone(), out.clone());
+    cx.spawn(CoreId::UNBOUND, "early", async move {
+        cx2.sleep_until(SimTime::from_nanos(50)).await;
+        o.borrow_mut().push((cx2.now().as_nanos(), "early"));
+    });
+    assert_eq!(sim.run().unwrap(), Stop::Idle);
+    assert_eq!(
+        *out.borrow(),
+        vec![
+            (50, "early"),
+            (100, "a"),
+            (100, "b"),
+            (100, "c"),
+            (100, "d")
+        ]
+    );
+}
+
+#[test]
+fn timers_due_at_an_instant_fire_before_tasks_they_wake() {
+    // Task x wakes at t=10 and notifies y; task z's timer is also due at t=10 but was set
+    // after x's. Rule 2: both timers fire before any woken task runs, so z runs before y.
+    let sim = Sim::new(0);
+    let cx = sim.cx();
+    let out = log();
+    let n = Rc::new(sim::sync::Notify::new(&cx, "n"));
+    let (c, o, n1) = (cx.clone(), out.clone(), n.clone());
+    cx.spawn(CoreId::UNBOUND, "y", async move {
+        n1.notified().await;
+        o.borrow_mut().push((c.now().as_nanos(), "y"));
+    });
+    let (c, o) = (cx.clone(), out.clone());
+    cx.spawn(CoreId::UNBOUND, "x", async move {
+        c.sleep_until(SimTime::from_nanos(10)).await;
+        o.borrow_mut().push((c.now().as_nanos(), "x"));
+        n.notify_one();
+    });
+    let (c, o) = (cx.clone(), out.clone());
+    cx.spawn(CoreId::UNBOUND, "z", async move {
+        c.sleep_until(SimTime::from_nanos(10)).await;
+        o.borrow_mut().push((c.now().as_nanos(), "z"));
+    });
+    sim.run().unwrap();
+    assert_eq!(*out.borrow(), vec![(10, "x"), (10, "z"), (10, "y")]);
+}
+
+#[test]
+fn run_until_stops_at_the_limit_and_resumes() {
+    let sim = Sim::new(0);
+    let cx = sim.cx();
+    let c = cx.clone();
+    let done = Rc::new(RefCell::new(false));
+    let d = done.clone();
+    cx.spawn(CoreId::UNBOUND, "long", async move {
+        c.sleep(SimDuration::from_micros(10)).await;
+        *d.borrow_mut() = true;
+    });
+    assert_eq!(
+        sim.run_until(SimTime::from_nanos(4_000)).unwrap(),
+        Stop::TimeLimit
+    );
+    assert_eq!(sim.now(), SimTime::from_nanos(4_000));
+    assert!(!*done.borrow());
+    assert_eq!(sim.run().unwrap(), Stop::Idle);
+    assert_eq!(sim.now(), SimTime::from_nanos(10_000));
+    assert!(*done.borrow());
+}
+
+#[test]
+fn daemons_do_not_keep_a_run_going_or_count_as_deadlock() {
+    let sim = Sim::new(0);
+    let cx = sim.cx();
+    let ring = Rc::new(sim::sync::Ring::<u32>::new(
+        &cx,
+        "inbox",
+        Default::default(),
+    ));
+    let r = ring.clone();
+    let served = Rc::new(RefCell::new(0));
+    let s = served.clone();
+    cx.spawn_daemon(CoreId::UNBOUND, "server", async move {
+        while let Some(v) = r.pop().await {
+            *s.borrow_mut() += v;
+        }
+    });
+    let c = cx.clone();
+    cx.spawn(CoreId::UNBOUND, "client", async move {
+        for v in 1..=3 {
+            ring.push(v).await;
+            c.sleep(SimDuration::from_nanos(5)).await;
+        }
+    });
+    assert_eq!(sim.run().unwrap(), Stop::Idle);
+    assert_eq!(*served.borrow(), 6);
+}
+
+#[test]
+fn deadlock_report_names_each_waiting_task() {
+    let sim = Sim::new(0);
+    let cx = sim.cx();
+    let ring = Rc::new(sim::sync::Ring::<u32>::new(
+        &cx,
+        "used ring",
+        Default::default(),
+    ));
+    cx.spawn(CoreId::UNBOUND, "worker-0", async move { ring.pop().await });
+    let (tx, rx) = sim::sync::oneshot::channel::<()>(&cx, "flash read");
+    cx.spawn(CoreId::UNBOUND, "worker-1", rx);
+    let err = sim.run().unwrap_err();
+    drop(tx);
+    let text = err.to_string();
+    assert!(text.starts_with("deadlock at t=0ns"), "{text}");
+    assert!(
+        text.contains("task 'worker-0' on core 'unbound' waits on an item from ring 'used ring'"),
+        "{text}"
+    );
+    assert!(
+        text.contains("task 'worker-1' on core 'unbound' waits on oneshot 'flash read'"),
+        "{text}"
+    );
+    assert_eq!(err.tasks.len(), 2);
+}
+
+#[test]
+fn stale_timers_do_not_wake_a_new_task_in_a_reused_slot() {
+    // A task that finishes while a timer it set is still pending must not have that timer
+    // reach the next task placed in its slot: that task waits for its own, later timer.
+    let sim = Sim::new(0);
+    let cx = sim.cx();
+    let c = cx.clone();
+    cx.spawn(CoreId::UNBOUND, "short", async move {
+        let mut long = Box::pin(c.sleep(SimDuration::from_nanos(100)));
+        // Poll the long sleep once (setting its timer), then drop it and finish.
+        let _ = futures_poll_once(long.as_mut()).await;
+    });
+    sim.run().unwrap();
+    let c = cx.clone();
+    let woke_at = sim
+        .block_on(async move {
+            c.sleep_until(SimTime::from_nanos(500)).await;
+            c.now()
+        })
+        .unwrap();
+    assert_eq!(woke_at, SimTime::from_nanos(500));
+}
+
+/// Polls a future once and reports whether it completed.
+async fn futures_poll_once<F: std::future::Future + Unpin>(mut f: F) -> bool {
+    std::future::poll_fn(move |cx| {
+        std::task::Poll::Ready(std::pin::Pin::new(&mut f).poll(cx).is_ready())
+    })
+    .await
+}
