@@ -1,0 +1,184 @@
+//! The lease table: time-limited read/write leases per inode, granted by the back end.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::mono_ns;
+
+/// Which access a lease allows.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum LeaseMode {
+    /// Shared: any number of readers.
+    Read,
+    /// Exclusive: one writer (who may also read).
+    Write,
+}
+
+impl LeaseMode {
+    /// Wire code (1 read, 2 write).
+    pub fn code(self) -> u64 {
+        match self {
+            LeaseMode::Read => 1,
+            LeaseMode::Write => 2,
+        }
+    }
+
+    /// From a wire code.
+    pub fn from_code(c: u64) -> Option<LeaseMode> {
+        match c {
+            1 => Some(LeaseMode::Read),
+            2 => Some(LeaseMode::Write),
+            _ => None,
+        }
+    }
+}
+
+/// One table entry (one cache line): ino, writer slot + 1, reader bitmap, expiry, active ops.
+pub struct LeaseEntry<'a> {
+    w: &'a [AtomicU64],
+}
+
+impl LeaseEntry<'_> {
+    /// The inode this entry is for (0 = unused).
+    pub fn ino(&self) -> u64 {
+        self.w[0].load(Ordering::Acquire)
+    }
+
+    /// Writer slot + 1 (0 = none).
+    pub fn writer(&self) -> u64 {
+        self.w[1].load(Ordering::Acquire)
+    }
+
+    /// Bitmap of reader slots.
+    pub fn readers(&self) -> u64 {
+        self.w[2].load(Ordering::Acquire)
+    }
+
+    /// Expiry (monotonic ns); the grant is void after it.
+    pub fn expiry(&self) -> u64 {
+        self.w[3].load(Ordering::Acquire)
+    }
+
+    /// Operations in flight under this entry.
+    pub fn active(&self) -> u64 {
+        self.w[4].load(Ordering::Acquire)
+    }
+
+    /// Back end: sets the grant. Writers and readers are replaced wholesale.
+    pub fn set_grant(&self, ino: u64, writer: u64, readers: u64, expiry: u64) {
+        self.w[0].store(ino, Ordering::Release);
+        self.w[1].store(writer, Ordering::Release);
+        self.w[2].store(readers, Ordering::Release);
+        self.w[3].store(expiry, Ordering::SeqCst);
+    }
+
+    /// Whether `slot` holds a grant allowing `mode` that is valid for at least `margin_ns`.
+    pub fn allows(&self, ino: u64, slot: u32, mode: LeaseMode, margin_ns: u64) -> bool {
+        if self.ino() != ino || mono_ns().saturating_add(margin_ns) >= self.expiry() {
+            return false;
+        }
+        let me = slot as u64 + 1;
+        match mode {
+            LeaseMode::Write => self.writer() == me,
+            LeaseMode::Read => self.writer() == me || self.readers() & (1 << slot) != 0,
+        }
+    }
+
+    /// Front end: starts an operation under `slot`'s grant. Returns false (and undoes the
+    /// bump) if the grant does not allow `mode`; on true the caller must call [`exit`].
+    ///
+    /// [`exit`]: Self::exit
+    pub fn enter(&self, ino: u64, slot: u32, mode: LeaseMode, margin_ns: u64) -> bool {
+        self.w[4].fetch_add(1, Ordering::SeqCst);
+        if self.allows(ino, slot, mode, margin_ns) {
+            true
+        } else {
+            self.exit();
+            false
+        }
+    }
+
+    /// Front end: ends an operation started with `enter`.
+    pub fn exit(&self) {
+        self.w[4].fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// A view of the lease table.
+pub struct LeaseTable<'a> {
+    words: &'a [AtomicU64],
+}
+
+impl<'a> LeaseTable<'a> {
+    pub(crate) fn new(words: &'a [AtomicU64]) -> LeaseTable<'a> {
+        LeaseTable { words }
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.words.len() / 8
+    }
+
+    /// Whether the table has no entries (never).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Entry `idx`, if in range.
+    pub fn entry(&self, idx: usize) -> Option<LeaseEntry<'a>> {
+        self.words.get(idx * 8..idx * 8 + 8).map(|w| LeaseEntry { w })
+    }
+
+    /// Back end: the entry for `ino`, claiming a free or expired-and-idle one if needed.
+    pub fn find_or_claim(&self, ino: u64) -> Option<usize> {
+        let n = self.len();
+        let start = (ino as usize).wrapping_mul(0x9E37_79B9) % n;
+        let now = mono_ns();
+        let mut reusable = None;
+        for k in 0..n {
+            let i = (start + k) % n;
+            let e = self.entry(i)?;
+            if e.ino() == ino {
+                return Some(i);
+            }
+            if e.ino() == 0 {
+                return Some(*reusable.get_or_insert(i)).inspect(|&i| self.claim(i, ino));
+            }
+            if reusable.is_none() && e.expiry() < now && e.active() == 0 {
+                reusable = Some(i);
+            }
+        }
+        reusable.inspect(|&i| self.claim(i, ino))
+    }
+
+    fn claim(&self, i: usize, ino: u64) {
+        if let Some(e) = self.entry(i) {
+            if e.ino() != ino {
+                e.set_grant(ino, 0, 0, 0);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grants_and_checks() {
+        let words: Vec<AtomicU64> = (0..8 * 16).map(|_| AtomicU64::new(0)).collect();
+        let t = LeaseTable::new(&words);
+        let i = t.find_or_claim(42).unwrap();
+        assert_eq!(t.find_or_claim(42), Some(i));
+        let e = t.entry(i).unwrap();
+        e.set_grant(42, 3, 0b1, mono_ns() + 1_000_000_000);
+        assert!(e.enter(42, 2, LeaseMode::Write, 0));
+        e.exit();
+        assert!(e.allows(42, 0, LeaseMode::Read, 0));
+        assert!(!e.allows(42, 0, LeaseMode::Write, 0));
+        assert!(!e.allows(42, 1, LeaseMode::Read, 0));
+        assert!(!e.allows(43, 2, LeaseMode::Write, 0));
+        assert_eq!(e.active(), 0);
+        e.set_grant(42, 3, 0, 0);
+        assert!(!e.enter(42, 2, LeaseMode::Write, 0), "expired grants allow nothing");
+    }
+}
