@@ -60,6 +60,7 @@
 //! assert_eq!(sim.now(), SimTime::from_nanos(2_000));
 //! ```
 
+pub mod config;
 pub mod core;
 mod cx;
 pub mod deadlock;
@@ -72,6 +73,7 @@ pub mod time;
 pub mod units;
 mod waker;
 
+pub use crate::config::ConfigError;
 pub use crate::core::{CoreId, CoreSpec, CoreStats};
 pub use cx::{Compute, Cx, JoinHandle, Sleep, YieldNow};
 pub use deadlock::{BlockedTask, Deadlock};

@@ -193,7 +193,7 @@ impl fmt::Display for SimDuration {
             n if n >= 1_000 => (1_000, "us"),
             _ => (1, "ns"),
         };
-        if n % div == 0 {
+        if n.is_multiple_of(div) {
             write!(f, "{}{unit}", n / div)
         } else {
             let v = n as f64 / div as f64;

@@ -105,7 +105,7 @@ impl fmt::Display for ByteSize {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let n = self.0;
         for &(unit, scale) in BYTE_UNITS[1..6].iter().rev() {
-            if n >= scale && n % scale == 0 {
+            if n >= scale && n.is_multiple_of(scale) {
                 return write!(f, "{}{unit}", n / scale);
             }
         }
@@ -146,7 +146,7 @@ impl fmt::Display for Frequency {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let n = self.0;
         for &(unit, scale) in FREQ_UNITS.iter().rev() {
-            if n >= scale && n % (scale / 1000).max(1) == 0 {
+            if n >= scale && n.is_multiple_of((scale / 1000).max(1)) {
                 let v = n as f64 / scale as f64;
                 let s = format!("{v:.3}");
                 return write!(f, "{}{unit}", s.trim_end_matches('0').trim_end_matches('.'));

@@ -1,0 +1,335 @@
+//! Flash array state and the NAND rules.
+//!
+//! Per block: write pointer, valid-unit count, erase count, bad flag. Per mapping unit: the LPN
+//! it holds and whether it is still valid (one `u32`: bit 31 = valid, the rest = LPN). A page is
+//! free above its block's write pointer, valid if any of its units is valid, else invalid.
+//!
+//! Rules enforced here (a violation is a firmware bug and panics naming the address): pages of
+//! a block are programmed in order, a programmed page is not programmed again until its block
+//! is erased, blocks are erased whole, bad blocks are neither programmed nor erased, only
+//! programmed pages are read, and only valid units are invalidated.
+
+use std::io;
+
+use serde::Serialize;
+
+use crate::address::{BlockIdx, Lpn, PageIdx, UnitAddr};
+use crate::geometry::Geometry;
+use crate::oob::{Oob, OobSlot};
+use crate::store::PageStore;
+
+const VALID: u32 = 1 << 31;
+const NO_LPN: u32 = VALID - 1;
+
+/// Largest LPN the array can record (31 bits; the top bit marks validity).
+pub const MAX_LPN: u32 = NO_LPN - 1;
+
+/// State of one erase block.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct BlockState {
+    /// Pages programmed since the last erase (the next page to program).
+    pub write_ptr: u32,
+    /// Units still valid.
+    pub valid_units: u32,
+    /// Times erased.
+    pub erase_count: u32,
+    /// Factory or grown bad block: never programmed or erased.
+    pub bad: bool,
+}
+
+/// State of one page.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum PageState {
+    /// Erased, not yet programmed.
+    Free,
+    /// Programmed; at least one unit still valid.
+    Valid,
+    /// Programmed; every unit invalid.
+    Invalid,
+}
+
+/// State of one mapping unit.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum UnitState {
+    /// Its page is not programmed.
+    Free,
+    /// Holds the current copy of an LPN.
+    Valid(Lpn),
+    /// Holds a stale copy (or padding, `None`).
+    Invalid(Option<Lpn>),
+}
+
+/// The flash array: state plus a page store for tags and payloads.
+pub struct FlashArray {
+    geo: Geometry,
+    blocks: Vec<BlockState>,
+    units: Vec<u32>,
+    store: Box<dyn PageStore>,
+    next_seq: u64,
+}
+
+impl FlashArray {
+    /// A factory-fresh array (every block erased) over `store`.
+    ///
+    /// # Panics
+    /// If `geo` does not validate (validate configurations first).
+    pub fn new(geo: Geometry, store: Box<dyn PageStore>) -> Self {
+        geo.validate()
+            .expect("FlashArray::new needs a validated geometry");
+        FlashArray {
+            blocks: vec![BlockState::default(); geo.total_blocks() as usize],
+            units: vec![NO_LPN; geo.total_units() as usize],
+            geo,
+            store,
+            next_seq: 1,
+        }
+    }
+
+    /// Rebuilds an array from recovered state (used when reopening a NAND image): blocks as
+    /// persisted, and the OOB of every programmed page. Units that name an LPN start out valid;
+    /// the FTL's recovery decides which copies are current and invalidates the rest.
+    pub fn restore(
+        geo: Geometry,
+        store: Box<dyn PageStore>,
+        blocks: Vec<BlockState>,
+        pages: impl IntoIterator<Item = (PageIdx, Oob)>,
+    ) -> Self {
+        let mut a = FlashArray::new(geo, store);
+        assert_eq!(
+            blocks.len(),
+            a.blocks.len(),
+            "restored block table has the wrong size"
+        );
+        a.blocks = blocks;
+        for b in &mut a.blocks {
+            b.valid_units = 0;
+        }
+        for (page, oob) in pages {
+            let block = a.geo.block_of(page);
+            for (i, slot) in oob.slots().iter().enumerate() {
+                if let Some(lpn) = slot.lpn {
+                    a.units[a.geo.unit_addr(page, i as u32).idx()] = lpn.0 | VALID;
+                    a.blocks[block.idx()].valid_units += 1;
+                }
+            }
+            a.next_seq = a.next_seq.max(oob.seq + 1);
+        }
+        a
+    }
+
+    /// The geometry.
+    pub fn geometry(&self) -> &Geometry {
+        &self.geo
+    }
+
+    /// A block's state.
+    pub fn block(&self, b: BlockIdx) -> &BlockState {
+        &self.blocks[b.idx()]
+    }
+
+    /// Every block's state, in flat order.
+    pub fn blocks(&self) -> &[BlockState] {
+        &self.blocks
+    }
+
+    /// The sequence number the next program will get.
+    pub fn next_seq(&self) -> u64 {
+        self.next_seq
+    }
+
+    /// Whether the store keeps page payloads.
+    pub fn keeps_payload(&self) -> bool {
+        self.store.keeps_payload()
+    }
+
+    /// Programs `page` with one OOB slot per mapping unit and, for payload stores, `data`
+    /// (a whole page). Returns the page's sequence number.
+    ///
+    /// # Panics
+    /// On a NAND-rule violation (out-of-order program, reprogram without erase, bad block),
+    /// or if `slots` does not have one entry per unit.
+    pub fn program(
+        &mut self,
+        page: PageIdx,
+        slots: &[OobSlot],
+        data: Option<&[u8]>,
+    ) -> io::Result<u64> {
+        let geo = &self.geo;
+        let block = geo.block_of(page);
+        let offset = geo.page_in_block(page);
+        let b = &self.blocks[block.idx()];
+        if b.bad {
+            panic!(
+                "NAND rule violated: program of {} in bad block {}",
+                geo.ppa(page),
+                block.0
+            );
+        }
+        if offset != b.write_ptr {
+            let why = if offset < b.write_ptr {
+                "the page is already programmed; reprogramming needs an erase of the whole block"
+            } else {
+                "pages of a block must be programmed in order"
+            };
+            panic!(
+                "NAND rule violated: program of {} but the block's next programmable page is {} ({why})",
+                geo.ppa(page),
+                b.write_ptr
+            );
+        }
+        let upp = geo.units_per_page() as usize;
+        assert_eq!(
+            slots.len(),
+            upp,
+            "program of {} with {} OOB slots for {upp} units",
+            geo.ppa(page),
+            slots.len()
+        );
+        let mut valid = 0;
+        let base = page.idx() * upp;
+        for (i, s) in slots.iter().enumerate() {
+            self.units[base + i] = match s.lpn {
+                Some(lpn) => {
+                    assert!(
+                        lpn.0 <= MAX_LPN,
+                        "LPN {} is beyond the array's 31-bit LPN space",
+                        lpn.0
+                    );
+                    valid += 1;
+                    lpn.0 | VALID
+                }
+                None => NO_LPN,
+            };
+        }
+        let b = &mut self.blocks[block.idx()];
+        b.write_ptr += 1;
+        b.valid_units += valid;
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let mut oob = Oob::new(slots);
+        oob.seq = seq;
+        self.store.program(page, &oob, data)?;
+        Ok(seq)
+    }
+
+    /// Reads `page`: its OOB (LPNs from the array; tags and sequence number as the store keeps
+    /// them) and, if `data` is given and the store keeps payloads, its data.
+    ///
+    /// # Panics
+    /// If the page is not programmed.
+    pub fn read(&mut self, page: PageIdx, data: Option<&mut [u8]>) -> io::Result<Oob> {
+        if self.page_state(page) == PageState::Free {
+            panic!(
+                "NAND rule violated: read of {}, which is not programmed",
+                self.geo.ppa(page)
+            );
+        }
+        let upp = self.geo.units_per_page();
+        let mut oob = Oob::empty(upp);
+        for (i, s) in oob.slots_mut().iter_mut().enumerate() {
+            let raw = self.units[page.idx() * upp as usize + i] & !VALID;
+            s.lpn = (raw != NO_LPN).then_some(Lpn(raw));
+        }
+        self.store.read(page, &mut oob, data)?;
+        Ok(oob)
+    }
+
+    /// Erases `block`: every page becomes free and the erase count grows by one.
+    ///
+    /// # Panics
+    /// If the block is bad.
+    pub fn erase(&mut self, block: BlockIdx) -> io::Result<()> {
+        let b = &mut self.blocks[block.idx()];
+        if b.bad {
+            panic!(
+                "NAND rule violated: erase of bad block {} ({})",
+                block.0,
+                self.geo.ppa(self.geo.page_of(block, 0))
+            );
+        }
+        let programmed = b.write_ptr;
+        b.write_ptr = 0;
+        b.valid_units = 0;
+        b.erase_count += 1;
+        let erase_count = b.erase_count;
+        let upb = self.geo.units_per_block() as usize;
+        let first = block.idx() * upb;
+        let used = programmed as usize * self.geo.units_per_page() as usize;
+        self.units[first..first + used].fill(NO_LPN);
+        self.store.erase(block, erase_count)
+    }
+
+    /// Marks the unit's copy stale and returns the LPN it held.
+    ///
+    /// # Panics
+    /// If the unit is not valid.
+    pub fn invalidate(&mut self, unit: UnitAddr) -> Lpn {
+        let raw = self.units[unit.idx()];
+        if raw & VALID == 0 {
+            let (page, slot) = self.geo.unit_page(unit);
+            panic!(
+                "invalidate of unit {slot} of {}, which is not valid",
+                self.geo.ppa(page)
+            );
+        }
+        self.units[unit.idx()] = raw & !VALID;
+        let block = self.geo.block_of(self.geo.unit_page(unit).0);
+        self.blocks[block.idx()].valid_units -= 1;
+        Lpn(raw & !VALID)
+    }
+
+    /// The state of one mapping unit.
+    pub fn unit(&self, unit: UnitAddr) -> UnitState {
+        let (page, _) = self.geo.unit_page(unit);
+        if self.page_state_of_block(page) == PageState::Free {
+            return UnitState::Free;
+        }
+        let raw = self.units[unit.idx()];
+        let lpn = (raw & !VALID != NO_LPN).then_some(Lpn(raw & !VALID));
+        match (raw & VALID != 0, lpn) {
+            (true, Some(l)) => UnitState::Valid(l),
+            (_, l) => UnitState::Invalid(l),
+        }
+    }
+
+    fn page_state_of_block(&self, page: PageIdx) -> PageState {
+        let b = &self.blocks[self.geo.block_of(page).idx()];
+        if self.geo.page_in_block(page) >= b.write_ptr {
+            PageState::Free
+        } else {
+            PageState::Invalid
+        }
+    }
+
+    /// The state of one page.
+    pub fn page_state(&self, page: PageIdx) -> PageState {
+        if self.page_state_of_block(page) == PageState::Free {
+            return PageState::Free;
+        }
+        let upp = self.geo.units_per_page() as usize;
+        let units = &self.units[page.idx() * upp..(page.idx() + 1) * upp];
+        if units.iter().any(|u| u & VALID != 0) {
+            PageState::Valid
+        } else {
+            PageState::Invalid
+        }
+    }
+
+    /// Marks a block bad (factory or grown).
+    pub fn mark_bad(&mut self, block: BlockIdx) -> io::Result<()> {
+        self.blocks[block.idx()].bad = true;
+        self.store.mark_bad(block)
+    }
+
+    /// Forces stored data to durable media (image stores).
+    pub fn sync(&mut self) -> io::Result<()> {
+        self.store.sync()
+    }
+
+    /// Bytes of RAM this array state and its store occupy (payloads included).
+    pub fn resident_bytes(&self) -> usize {
+        self.blocks.capacity() * size_of::<BlockState>()
+            + self.units.capacity() * size_of::<u32>()
+            + self.store.resident_bytes()
+    }
+}

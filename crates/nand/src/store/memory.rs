@@ -1,0 +1,99 @@
+//! The in-memory store: full OOB and page payloads in RAM.
+
+use std::io;
+
+use crate::address::{BlockIdx, PageIdx};
+use crate::geometry::Geometry;
+use crate::oob::Oob;
+use crate::store::PageStore;
+
+/// A programmed page: its OOB as written and its payload, if one was given.
+struct Record {
+    oob: Oob,
+    payload: Option<Box<[u8]>>,
+}
+
+/// Keeps each programmed page's OOB and payload in RAM.
+pub struct MemoryStore {
+    pages_per_block: usize,
+    page_bytes: usize,
+    pages: Vec<Option<Box<Record>>>,
+    payload_bytes: usize,
+}
+
+impl MemoryStore {
+    /// A store for `geo`.
+    pub fn new(geo: &Geometry) -> Self {
+        MemoryStore {
+            pages_per_block: geo.pages as usize,
+            page_bytes: geo.page_bytes() as usize,
+            pages: (0..geo.total_pages()).map(|_| None).collect(),
+            payload_bytes: 0,
+        }
+    }
+}
+
+impl PageStore for MemoryStore {
+    fn program(&mut self, page: PageIdx, oob: &Oob, data: Option<&[u8]>) -> io::Result<()> {
+        let data = data.map(|d| {
+            assert_eq!(
+                d.len(),
+                self.page_bytes,
+                "program payload must be one whole page"
+            );
+            self.payload_bytes += d.len();
+            Box::<[u8]>::from(d)
+        });
+        self.pages[page.idx()] = Some(Box::new(Record {
+            oob: *oob,
+            payload: data,
+        }));
+        Ok(())
+    }
+
+    fn read(&mut self, page: PageIdx, oob: &mut Oob, data: Option<&mut [u8]>) -> io::Result<()> {
+        let Some(rec) = &self.pages[page.idx()] else {
+            return Ok(());
+        };
+        oob.seq = rec.oob.seq;
+        for (s, st) in oob.slots_mut().iter_mut().zip(rec.oob.slots()) {
+            s.tag = st.tag;
+        }
+        if let Some(d) = data {
+            match &rec.payload {
+                Some(p) => d.copy_from_slice(p),
+                None => d.fill(0),
+            }
+        }
+        Ok(())
+    }
+
+    fn erase(&mut self, block: BlockIdx, _erase_count: u32) -> io::Result<()> {
+        let first = block.idx() * self.pages_per_block;
+        for p in &mut self.pages[first..first + self.pages_per_block] {
+            if let Some(rec) = p.take()
+                && let Some(d) = &rec.payload
+            {
+                self.payload_bytes -= d.len();
+            }
+        }
+        Ok(())
+    }
+
+    fn mark_bad(&mut self, _block: BlockIdx) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn sync(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn keeps_payload(&self) -> bool {
+        true
+    }
+
+    fn resident_bytes(&self) -> usize {
+        let recs = self.pages.iter().filter(|p| p.is_some()).count();
+        self.pages.capacity() * size_of::<usize>() + recs * size_of::<Record>() + self.payload_bytes
+    }
+}

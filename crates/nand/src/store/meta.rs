@@ -1,0 +1,69 @@
+//! The metadata-only store: two bytes (a [`DataTag`]) per mapping unit, no payload.
+
+use std::io;
+
+use crate::address::{BlockIdx, PageIdx};
+use crate::geometry::Geometry;
+use crate::oob::{DataTag, Oob};
+use crate::store::PageStore;
+
+/// Keeps one tag per mapping unit and nothing else.
+pub struct MetaStore {
+    upp: usize,
+    tags: Vec<u16>,
+}
+
+impl MetaStore {
+    /// A store for `geo`.
+    pub fn new(geo: &Geometry) -> Self {
+        MetaStore {
+            upp: geo.units_per_page() as usize,
+            tags: vec![0; geo.total_units() as usize],
+        }
+    }
+}
+
+impl PageStore for MetaStore {
+    fn program(&mut self, page: PageIdx, oob: &Oob, _data: Option<&[u8]>) -> io::Result<()> {
+        let base = page.idx() * self.upp;
+        for (t, s) in self.tags[base..base + self.upp].iter_mut().zip(oob.slots()) {
+            *t = s.tag.0;
+        }
+        Ok(())
+    }
+
+    fn read(&mut self, page: PageIdx, oob: &mut Oob, data: Option<&mut [u8]>) -> io::Result<()> {
+        let base = page.idx() * self.upp;
+        for (s, t) in oob
+            .slots_mut()
+            .iter_mut()
+            .zip(&self.tags[base..base + self.upp])
+        {
+            s.tag = DataTag(*t);
+        }
+        if let Some(d) = data {
+            d.fill(0);
+        }
+        Ok(())
+    }
+
+    fn erase(&mut self, _block: BlockIdx, _erase_count: u32) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn mark_bad(&mut self, _block: BlockIdx) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn sync(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn keeps_payload(&self) -> bool {
+        false
+    }
+
+    fn resident_bytes(&self) -> usize {
+        self.tags.capacity() * 2
+    }
+}

@@ -1,0 +1,124 @@
+//! The NAND rules: in-order programs, no reprogram without erase, whole-block erase, no use of
+//! bad blocks; and the state the array keeps.
+
+use nand::store::MetaStore;
+use nand::{BlockIdx, FlashArray, Lpn, OobSlot, PageState, UnitState};
+
+use crate::{slots, small};
+
+fn array() -> FlashArray {
+    let g = small();
+    FlashArray::new(g.clone(), Box::new(MetaStore::new(&g)))
+}
+
+#[test]
+fn program_read_invalidate_erase_cycle() {
+    let mut a = array();
+    let g = a.geometry().clone();
+    let b = BlockIdx(5);
+    let p0 = g.page_of(b, 0);
+    assert_eq!(a.page_state(p0), PageState::Free);
+    let seq0 = a.program(p0, &slots(100), None).unwrap();
+    let seq1 = a.program(g.page_of(b, 1), &slots(200), None).unwrap();
+    assert!(seq1 > seq0);
+    assert_eq!(a.block(b).write_ptr, 2);
+    assert_eq!(a.block(b).valid_units, 8);
+    let oob = a.read(p0, None).unwrap();
+    assert_eq!(
+        oob.slots()[2],
+        OobSlot {
+            lpn: Some(Lpn(102)),
+            tag: nand::DataTag(102)
+        }
+    );
+    let u = g.unit_addr(p0, 2);
+    assert_eq!(a.unit(u), UnitState::Valid(Lpn(102)));
+    assert_eq!(a.invalidate(u), Lpn(102));
+    assert_eq!(a.unit(u), UnitState::Invalid(Some(Lpn(102))));
+    assert_eq!(a.block(b).valid_units, 7);
+    for s in [0, 1, 3] {
+        a.invalidate(g.unit_addr(p0, s));
+    }
+    assert_eq!(a.page_state(p0), PageState::Invalid);
+    assert_eq!(a.page_state(g.page_of(b, 1)), PageState::Valid);
+    a.erase(b).unwrap();
+    assert_eq!(a.block(b).erase_count, 1);
+    assert_eq!(a.block(b).write_ptr, 0);
+    assert_eq!(a.block(b).valid_units, 0);
+    assert_eq!(a.page_state(p0), PageState::Free);
+    assert_eq!(a.unit(u), UnitState::Free);
+    a.program(p0, &slots(7), None).unwrap(); // legal again after the erase
+}
+
+#[test]
+fn padding_units_are_not_valid() {
+    let mut a = array();
+    let g = a.geometry().clone();
+    let mut s = slots(0);
+    s[3].lpn = None;
+    a.program(g.page_of(BlockIdx(0), 0), &s, None).unwrap();
+    assert_eq!(a.block(BlockIdx(0)).valid_units, 3);
+    assert_eq!(
+        a.unit(g.unit_addr(g.page_of(BlockIdx(0), 0), 3)),
+        UnitState::Invalid(None)
+    );
+}
+
+#[test]
+#[should_panic(
+    expected = "NAND rule violated: program of ch0/w0/d0/pl0/b3/pg2 but the block's next programmable page is 0 (pages of a block must be programmed in order)"
+)]
+fn out_of_order_program_panics_naming_the_address() {
+    let mut a = array();
+    let p = a.geometry().page_of(BlockIdx(3), 2);
+    a.program(p, &slots(0), None).unwrap();
+}
+
+#[test]
+#[should_panic(
+    expected = "the page is already programmed; reprogramming needs an erase of the whole block"
+)]
+fn reprogram_without_erase_panics() {
+    let mut a = array();
+    let p = a.geometry().page_of(BlockIdx(3), 0);
+    a.program(p, &slots(0), None).unwrap();
+    a.program(p, &slots(0), None).unwrap();
+}
+
+#[test]
+#[should_panic(
+    expected = "NAND rule violated: read of ch0/w0/d0/pl1/b1/pg0, which is not programmed"
+)]
+fn reading_an_erased_page_panics() {
+    let mut a = array();
+    let p = a.geometry().page_of(BlockIdx(9), 0);
+    a.read(p, None).unwrap();
+}
+
+#[test]
+#[should_panic(expected = "NAND rule violated: erase of bad block 4")]
+fn erasing_a_bad_block_panics() {
+    let mut a = array();
+    a.mark_bad(BlockIdx(4)).unwrap();
+    a.erase(BlockIdx(4)).unwrap();
+}
+
+#[test]
+#[should_panic(expected = "in bad block 4")]
+fn programming_a_bad_block_panics() {
+    let mut a = array();
+    a.mark_bad(BlockIdx(4)).unwrap();
+    let p = a.geometry().page_of(BlockIdx(4), 0);
+    a.program(p, &slots(0), None).unwrap();
+}
+
+#[test]
+#[should_panic(expected = "invalidate of unit 1 of ch0/w0/d0/pl0/b0/pg0, which is not valid")]
+fn double_invalidate_panics() {
+    let mut a = array();
+    let g = a.geometry().clone();
+    let p = g.page_of(BlockIdx(0), 0);
+    a.program(p, &slots(0), None).unwrap();
+    a.invalidate(g.unit_addr(p, 1));
+    a.invalidate(g.unit_addr(p, 1));
+}
