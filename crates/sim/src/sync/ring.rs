@@ -3,10 +3,11 @@
 //! consumer one notification (IPI) latency after it was pushed, and a full ring makes the
 //! producer wait.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
+use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
 use serde::{Deserialize, Serialize};
@@ -55,10 +56,18 @@ pub struct RingStats {
     pub max_len: usize,
 }
 
+/// A producer waiting for space; granted a reserved slot in FIFO order.
+struct PushWaiter {
+    granted: Cell<bool>,
+    waker: RefCell<Option<Waker>>,
+}
+
 struct State<T> {
     items: VecDeque<(SimTime, T)>,
+    /// Slots granted to waiting producers that have not inserted yet.
+    reserved: usize,
     pop_waiters: VecDeque<Waker>,
-    push_waiters: VecDeque<Waker>,
+    push_waiters: VecDeque<Rc<PushWaiter>>,
     stats: RingStats,
 }
 
@@ -83,6 +92,7 @@ impl<T> Ring<T> {
             label,
             state: RefCell::new(State {
                 items: VecDeque::with_capacity(spec.capacity.min(4096)),
+                reserved: 0,
                 pop_waiters: VecDeque::new(),
                 push_waiters: VecDeque::new(),
                 stats: RingStats::default(),
@@ -92,26 +102,38 @@ impl<T> Ring<T> {
     }
 
     /// Pushes `item`: charges the enqueue cost on the caller's core, waits while the ring is
-    /// full, and makes the item visible after the notification latency.
+    /// full, and makes the item visible after the notification latency. Producers that find the
+    /// ring full get space in the order they arrived, and a later producer never overtakes a
+    /// waiting one, so items enter in the order their pushes were made.
     pub async fn push(&self, item: T) {
         if self.spec.enqueue_cycles > 0 && !self.cx.core().is_unbound() {
             self.cx.compute(self.spec.enqueue_cycles).await;
         }
-        if self.is_full() {
+        if !self.has_free_slot() {
             self.state.borrow_mut().stats.full_stalls += 1;
-            SpaceFor { ring: self }.await;
+            SpaceFor {
+                ring: self,
+                waiter: None,
+            }
+            .await;
         }
         self.insert(item);
     }
 
     /// Pushes without cost or waiting (for hardware-side producers); gives the item back if
-    /// the ring is full.
+    /// the ring is full or producers are waiting.
     pub fn try_push(&self, item: T) -> Result<(), T> {
-        if self.is_full() {
+        if !self.has_free_slot() {
             return Err(item);
         }
         self.insert(item);
         Ok(())
+    }
+
+    /// Whether a new producer may insert now: a slot is free and nobody waits for one.
+    fn has_free_slot(&self) -> bool {
+        let st = self.state.borrow();
+        st.push_waiters.is_empty() && st.items.len() + st.reserved < self.spec.capacity
     }
 
     fn insert(&self, item: T) {
@@ -158,9 +180,15 @@ impl<T> Ring<T> {
         }
         let (_, item) = st.items.pop_front().expect("checked");
         let waiter = st.push_waiters.pop_front();
+        if waiter.is_some() {
+            st.reserved += 1;
+        }
         drop(st);
         if let Some(w) = waiter {
-            w.wake();
+            w.granted.set(true);
+            if let Some(waker) = w.waker.borrow_mut().take() {
+                waker.wake();
+            }
         }
         Some(item)
     }
@@ -191,20 +219,55 @@ impl<T> Ring<T> {
     }
 }
 
+/// Waits for a slot granted in FIFO order; on completion the caller owns one reserved slot.
 struct SpaceFor<'a, T> {
     ring: &'a Ring<T>,
+    waiter: Option<Rc<PushWaiter>>,
 }
 
 impl<T> Future for SpaceFor<'_, T> {
     type Output = ();
-    fn poll(self: Pin<&mut Self>, task: &mut Context<'_>) -> Poll<()> {
+    fn poll(mut self: Pin<&mut Self>, task: &mut Context<'_>) -> Poll<()> {
         let r = self.ring;
-        if !r.is_full() {
-            return Poll::Ready(());
+        match &self.waiter {
+            None => {
+                let w = Rc::new(PushWaiter {
+                    granted: Cell::new(false),
+                    waker: RefCell::new(Some(task.waker().clone())),
+                });
+                r.state.borrow_mut().push_waiters.push_back(w.clone());
+                self.waiter = Some(w);
+            }
+            Some(w) if w.granted.get() => {
+                self.waiter = None;
+                r.state.borrow_mut().reserved -= 1; // the caller inserts into the granted slot
+                return Poll::Ready(());
+            }
+            Some(w) => *w.waker.borrow_mut() = Some(task.waker().clone()),
         }
-        register(&mut r.state.borrow_mut().push_waiters, task.waker());
         r.cx.note_wait(WaitOn::RingPush(r.label.clone()));
         Poll::Pending
+    }
+}
+
+impl<T> Drop for SpaceFor<'_, T> {
+    fn drop(&mut self) {
+        let Some(w) = self.waiter.take() else { return };
+        let mut st = self.ring.state.borrow_mut();
+        if w.granted.get() {
+            // Granted but abandoned: pass the slot to the next waiter, if any.
+            st.reserved -= 1;
+            if let Some(next) = st.push_waiters.pop_front() {
+                st.reserved += 1;
+                drop(st);
+                next.granted.set(true);
+                if let Some(waker) = next.waker.borrow_mut().take() {
+                    waker.wake();
+                }
+            }
+        } else {
+            st.push_waiters.retain(|x| !Rc::ptr_eq(x, &w));
+        }
     }
 }
 
@@ -311,6 +374,44 @@ mod tests {
         assert_eq!(got, vec![(0, 150), (1, 1150), (2, 2150), (3, 3150)]);
         assert_eq!(ring.stats().full_stalls, 1);
         assert_eq!(ring.stats().max_len, 2);
+    }
+
+    #[test]
+    fn producers_that_find_the_ring_full_keep_their_order() {
+        // Capacity 1. Producers p0..p3 push at t=0 in order; the consumer pops one item every
+        // 10 ns. A late producer arrives at t=10 right after the consumer freed a slot but
+        // before waiting p1 has run: it must queue behind p1..p3, not take the slot.
+        let sim = Sim::new(1);
+        let cx = sim.cx();
+        let spec = RingSpec {
+            capacity: 1,
+            ..RingSpec::default()
+        };
+        let ring = Rc::new(Ring::new(&cx, "r", spec));
+        for i in 0..4u32 {
+            let r = ring.clone();
+            cx.spawn(crate::CoreId::UNBOUND, format!("p{i}"), async move {
+                r.push(i).await
+            });
+        }
+        let (r, c) = (ring.clone(), cx.clone());
+        cx.spawn(crate::CoreId::UNBOUND, "late", async move {
+            c.sleep(SimDuration::from_nanos(1)).await; // set the t=10 timer after the consumer's
+            c.sleep_until(SimTime::from_nanos(10)).await;
+            r.push(4).await;
+        });
+        let (r, c) = (ring.clone(), cx.clone());
+        let got = sim
+            .block_on(async move {
+                let mut got = Vec::new();
+                for _ in 0..5 {
+                    c.sleep(SimDuration::from_nanos(10)).await;
+                    got.push(r.pop().await.unwrap());
+                }
+                got
+            })
+            .unwrap();
+        assert_eq!(got, vec![0, 1, 2, 3, 4]);
     }
 
     #[test]
