@@ -1,0 +1,333 @@
+//! The per-process client: attachment to a log space, leases, and data operations.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use nicfs_comm::{CommRegion, LeaseMode, MsgKind};
+use nicfs_layout::{FileType, Ino, Inode, LogOp, SetAttrMask};
+use nicfs_pm::SharedPm;
+use nicfs_store::{FsError, LogSpace, Space, now_ns};
+
+use crate::channel::{Link, RingLink};
+use crate::logwriter::LogWriter;
+use crate::updates::{DirUpdates, FileUpdates};
+use crate::{FrontendConfig, Stat};
+
+/// Mutable per-process state, behind one lock.
+pub(crate) struct State {
+    pub(crate) log: LogWriter,
+    pub(crate) chan: Box<dyn Link>,
+    /// Inode cache: logical inode views, valid while the inode's lease is held.
+    pub(crate) inodes: HashMap<Ino, Inode>,
+    /// Latest logged state of each inode this process changed: (seq, inode).
+    pub(crate) snaps: HashMap<Ino, (u64, Inode)>,
+    /// Directory views: name -> (inode, type).
+    pub(crate) dirs: HashMap<Ino, BTreeMap<Vec<u8>, (Ino, FileType)>>,
+    pub(crate) dir_pending: DirUpdates,
+    /// Per-file, per-block update lists.
+    pub(crate) files: HashMap<Ino, FileUpdates>,
+    pub(crate) leases: HashMap<Ino, usize>,
+    pub(crate) free_inos: Vec<Ino>,
+}
+
+/// A front end attached to one private log space. All methods take `&self` and may be called
+/// from many threads (they serialise on one internal lock).
+pub struct Client {
+    pub(crate) pm: SharedPm,
+    pub(crate) space: Space,
+    pub(crate) comm: Arc<CommRegion>,
+    pub(crate) slot: u32,
+    pub(crate) cfg: FrontendConfig,
+    st: Mutex<State>,
+}
+
+impl Client {
+    /// Attaches to a free log space. The back end must be running (it answers `Hello` once
+    /// any leftover records of a dead previous owner are applied).
+    pub fn attach(pm: SharedPm, comm: Arc<CommRegion>, cfg: FrontendConfig) -> Result<Client, FsError> {
+        cfg.validate().map_err(|_| FsError::Invalid("front-end configuration"))?;
+        let space = Space::open(pm.clone())?;
+        let pid = std::process::id() as u64;
+        let slot = comm
+            .claim_slot(pid, space.geo_ref().log_spaces as usize)
+            .ok_or_else(|| FsError::Backend("no free log space".into()))?;
+        comm.slot(slot).resp.reset();
+        let link = Box::new(RingLink::new(comm.clone(), slot, cfg.request_timeout_ms));
+        match Client::attach_with(pm, comm.clone(), slot as u32, link, cfg) {
+            Ok(c) => Ok(c),
+            Err(e) => {
+                comm.slot(slot).owner.store(0, std::sync::atomic::Ordering::Release);
+                Err(e)
+            }
+        }
+    }
+
+    /// Attaches to log space `slot` through an explicit link (e.g. a back end running in the
+    /// same thread, for deterministic tests). The caller owns the slot.
+    pub fn attach_with(pm: SharedPm, comm: Arc<CommRegion>, slot: u32, mut chan: Box<dyn Link>, cfg: FrontendConfig) -> Result<Client, FsError> {
+        cfg.validate().map_err(|_| FsError::Invalid("front-end configuration"))?;
+        let space = Space::open(pm.clone())?;
+        chan.call(MsgKind::Hello, &[std::process::id() as u64])?;
+        let ls = LogSpace::open(&space, slot)?;
+        let log = LogWriter::open(pm.as_ref(), ls);
+        let st = State {
+            log,
+            chan,
+            inodes: HashMap::new(),
+            snaps: HashMap::new(),
+            dirs: HashMap::new(),
+            dir_pending: HashMap::new(),
+            files: HashMap::new(),
+            leases: HashMap::new(),
+            free_inos: Vec::new(),
+        };
+        Ok(Client { pm, space, comm, slot, cfg, st: Mutex::new(st) })
+    }
+
+    /// The log space (and comm slot) this client writes.
+    pub fn slot(&self) -> u32 {
+        self.slot
+    }
+
+    /// The public space.
+    pub fn space(&self) -> &Space {
+        &self.space
+    }
+
+    pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
+        self.st.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Number of this process's log records not yet applied by the back end.
+    pub fn pending_records(&self) -> u64 {
+        let st = self.lock();
+        st.log.tail() - st.log.space().head(self.pm.as_ref())
+    }
+
+    /// Waits until the back end has applied every record this process logged.
+    pub fn sync_all(&self) -> Result<(), FsError> {
+        let mut st = self.lock();
+        let tail = st.log.tail();
+        if tail == 0 || st.log.space().head(self.pm.as_ref()) >= tail {
+            return Ok(());
+        }
+        let State { chan, .. } = &mut *st;
+        chan.call(MsgKind::Drain, &[tail - 1])?;
+        Ok(())
+    }
+
+    fn ensure(&self, st: &mut State, ino: Ino, mode: LeaseMode) -> Result<usize, FsError> {
+        let margin = self.cfg.lease_margin_ms * 1_000_000;
+        if let Some(&idx) = st.leases.get(&ino) {
+            if self.comm.leases().entry(idx).is_some_and(|e| e.allows(ino.0 as u64, self.slot, mode, margin)) {
+                return Ok(idx);
+            }
+        }
+        let r = st.chan.call(MsgKind::LeaseReq, &[ino.0 as u64, mode.code()])?;
+        let idx = r.args[0] as usize;
+        if self.comm.leases().entry(idx).is_none() {
+            return Err(FsError::Backend("lease index out of range".into()));
+        }
+        st.leases.insert(ino, idx);
+        // The grant is new: whatever we cached about `ino` may be stale.
+        st.inodes.remove(&ino);
+        st.dirs.remove(&ino);
+        Ok(idx)
+    }
+
+    /// Runs `f` while holding leases `need` (each at least in the given mode).
+    pub(crate) fn with_leases<R>(
+        &self,
+        st: &mut State,
+        need: &[(Ino, LeaseMode)],
+        f: impl FnOnce(&Client, &mut State) -> Result<R, FsError>,
+    ) -> Result<R, FsError> {
+        let mut uniq: Vec<(Ino, LeaseMode)> = Vec::new();
+        for &(ino, m) in need {
+            match uniq.iter_mut().find(|(i, _)| *i == ino) {
+                Some(e) if m == LeaseMode::Write => e.1 = m,
+                Some(_) => {}
+                None => uniq.push((ino, m)),
+            }
+        }
+        let table = self.comm.leases();
+        let mut f = Some(f);
+        for _attempt in 0..10_000 {
+            let mut idxs = Vec::with_capacity(uniq.len());
+            for &(ino, m) in &uniq {
+                idxs.push(self.ensure(st, ino, m)?);
+            }
+            let mut entered = 0;
+            for (k, &(ino, m)) in uniq.iter().enumerate() {
+                let e = table.entry(idxs[k]).expect("checked in ensure");
+                if !e.enter(ino.0 as u64, self.slot, m, 0) {
+                    break;
+                }
+                entered += 1;
+            }
+            if entered == uniq.len() {
+                let r = (f.take().expect("called once"))(self, st);
+                for &i in &idxs {
+                    table.entry(i).expect("checked").exit();
+                }
+                return r;
+            }
+            for &i in &idxs[..entered] {
+                table.entry(i).expect("checked").exit();
+            }
+        }
+        Err(FsError::Backend("could not keep leases (livelock)".into()))
+    }
+
+    /// Appends a record and returns its sequence number and payload address; also prunes
+    /// applied update lists now and then.
+    pub(crate) fn append(
+        &self,
+        st: &mut State,
+        op: LogOp,
+        payload: &[&[u8]],
+        time: i64,
+    ) -> Result<(u64, nicfs_pm::PmAddr), FsError> {
+        let State { log, chan, .. } = st;
+        let r = log.append(self.pm.as_ref(), chan.as_mut(), op, payload, time)?;
+        if st.log.appends_since_prune >= 1024 {
+            st.log.appends_since_prune = 0;
+            let h = st.log.space().head(self.pm.as_ref());
+            st.files.retain(|_, f| {
+                f.prune(h);
+                !f.is_empty()
+            });
+            st.dir_pending.retain(|_, v| {
+                v.retain(|u| u.seq >= h);
+                !v.is_empty()
+            });
+            st.snaps.retain(|_, (s, _)| *s >= h);
+        }
+        Ok(r)
+    }
+
+    pub(crate) fn record(&self, st: &mut State, ino: Ino, seq: u64, inode: Inode) {
+        st.snaps.insert(ino, (seq, inode.clone()));
+        st.inodes.insert(ino, inode);
+    }
+
+    /// Attributes of `ino`.
+    pub fn getattr(&self, ino: Ino) -> Result<Stat, FsError> {
+        let mut st = self.lock();
+        self.with_leases(&mut st, &[(ino, LeaseMode::Read)], |c, st| Ok(Stat::of(ino, &c.inode_view(st, ino)?)))
+    }
+
+    /// Reads up to `buf.len()` bytes at `offset`; returns the count (0 at end of file).
+    pub fn read(&self, ino: Ino, offset: u64, buf: &mut [u8]) -> Result<usize, FsError> {
+        let mut st = self.lock();
+        self.with_leases(&mut st, &[(ino, LeaseMode::Read)], |c, st| c.read_locked(st, ino, offset, buf))
+    }
+
+    /// Writes `data` at `offset`; durable on return.
+    pub fn write(&self, ino: Ino, offset: u64, data: &[u8]) -> Result<usize, FsError> {
+        let mut st = self.lock();
+        self.with_leases(&mut st, &[(ino, LeaseMode::Write)], |c, st| {
+            let mut v = c.inode_view(st, ino)?;
+            if v.is_dir() {
+                return Err(FsError::IsDir);
+            }
+            let end = offset.checked_add(data.len() as u64).ok_or(FsError::TooBig)?;
+            if end > Inode::max_size() {
+                return Err(FsError::TooBig);
+            }
+            let max = c.cfg.max_record_bytes.min(st.log.space().geo.data_bytes / 4) as usize;
+            let mut off = offset;
+            for chunk in data.chunks(max.max(1)) {
+                let t = now_ns();
+                let (seq, src) = c.append(st, LogOp::Write { ino, offset: off }, &[chunk], t)?;
+                st.files.entry(ino).or_default().add_write(seq, off, chunk.len() as u64, src);
+                off += chunk.len() as u64;
+                v.size = v.size.max(off);
+                v.mtime = t;
+                v.ctime = t;
+                c.record(st, ino, seq, v.clone());
+            }
+            Ok(data.len())
+        })
+    }
+
+    /// Sets the size of `ino`.
+    pub fn truncate(&self, ino: Ino, size: u64) -> Result<(), FsError> {
+        let mut st = self.lock();
+        self.with_leases(&mut st, &[(ino, LeaseMode::Write)], |c, st| {
+            let mut v = c.inode_view(st, ino)?;
+            if v.is_dir() {
+                return Err(FsError::IsDir);
+            }
+            if size > Inode::max_size() {
+                return Err(FsError::TooBig);
+            }
+            let t = now_ns();
+            let (seq, _) = c.append(st, LogOp::Truncate { ino, size }, &[], t)?;
+            st.files.entry(ino).or_default().add_trunc(seq, size);
+            v.size = size;
+            v.mtime = t;
+            v.ctime = t;
+            c.record(st, ino, seq, v);
+            Ok(())
+        })
+    }
+
+    /// Changes attributes selected by `mask` (see [`SetAttrMask`]).
+    #[allow(clippy::too_many_arguments)]
+    pub fn setattr(&self, ino: Ino, mask: SetAttrMask, mode: u32, uid: u32, gid: u32, atime: i64, mtime: i64) -> Result<Stat, FsError> {
+        let mut st = self.lock();
+        self.with_leases(&mut st, &[(ino, LeaseMode::Write)], |c, st| {
+            let mut v = c.inode_view(st, ino)?;
+            let t = now_ns();
+            let mut times = [0u8; 16];
+            times[..8].copy_from_slice(&atime.to_le_bytes());
+            times[8..].copy_from_slice(&mtime.to_le_bytes());
+            let (seq, _) = c.append(st, LogOp::SetAttr { ino, mask, mode, uid, gid }, &[&times], t)?;
+            if mask.has(SetAttrMask::MODE) {
+                v.mode = (v.mode & nicfs_layout::mode::S_IFMT) | (mode & 0o7777);
+            }
+            if mask.has(SetAttrMask::UID) {
+                v.uid = uid;
+            }
+            if mask.has(SetAttrMask::GID) {
+                v.gid = gid;
+            }
+            if mask.has(SetAttrMask::ATIME) {
+                v.atime = atime;
+            }
+            if mask.has(SetAttrMask::MTIME) {
+                v.mtime = mtime;
+            }
+            v.ctime = t;
+            c.record(st, ino, seq, v.clone());
+            Ok(Stat::of(ino, &v))
+        })
+    }
+
+    pub(crate) fn take_ino(&self, st: &mut State) -> Result<Ino, FsError> {
+        if let Some(i) = st.free_inos.pop() {
+            return Ok(i);
+        }
+        let r = st.chan.call(MsgKind::AllocInodes, &[6])?;
+        let n = (r.args[0] as usize).min(6);
+        if n == 0 {
+            return Err(FsError::NoSpace);
+        }
+        for k in 0..n {
+            let ino = Ino(r.args[1 + k] as u32);
+            if !self.space.geo_ref().is_valid_ino(ino) {
+                return Err(FsError::Backend("granted inode out of range".into()));
+            }
+            st.free_inos.push(ino);
+        }
+        Ok(st.free_inos.pop().expect("n > 0"))
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        let st = self.st.get_mut().unwrap_or_else(|e| e.into_inner());
+        let _ = st.chan.call(MsgKind::Goodbye, &[]);
+    }
+}

@@ -1,0 +1,140 @@
+//! Per-block update lists (pointing into log data) and pending directory changes.
+
+use std::collections::{BTreeMap, HashMap};
+
+use nicfs_layout::{BLOCK_SIZE, FileType, Ino};
+use nicfs_pm::{Pm, PmAddr};
+
+/// One logged write's bytes within one block.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) struct BlockUpdate {
+    /// Log sequence number.
+    pub seq: u64,
+    /// Offset within the block.
+    pub off: u32,
+    /// Bytes.
+    pub len: u32,
+    /// Where the bytes are in the log data region.
+    pub src: PmAddr,
+}
+
+/// Not-yet-applied updates of one file, by file block, plus its truncations.
+#[derive(Default, Debug)]
+pub(crate) struct FileUpdates {
+    blocks: BTreeMap<u64, Vec<BlockUpdate>>,
+    truncs: Vec<(u64, u64)>,
+}
+
+impl FileUpdates {
+    /// Records a logged write of `len` bytes at `offset` whose payload starts at `src`.
+    pub(crate) fn add_write(&mut self, seq: u64, offset: u64, len: u64, src: PmAddr) {
+        let mut pos = offset;
+        let end = offset + len;
+        while pos < end {
+            let fb = pos / BLOCK_SIZE;
+            let off = pos % BLOCK_SIZE;
+            let n = (BLOCK_SIZE - off).min(end - pos);
+            let u = BlockUpdate { seq, off: off as u32, len: n as u32, src: src.add(pos - offset) };
+            self.blocks.entry(fb).or_default().push(u);
+            pos += n;
+        }
+    }
+
+    /// Records a logged truncation.
+    pub(crate) fn add_trunc(&mut self, seq: u64, size: u64) {
+        self.truncs.push((seq, size));
+    }
+
+    /// Drops everything the back end has applied (sequence numbers below `head`).
+    pub(crate) fn prune(&mut self, head: u64) {
+        self.blocks.retain(|_, v| {
+            v.retain(|u| u.seq >= head);
+            !v.is_empty()
+        });
+        self.truncs.retain(|(s, _)| *s >= head);
+    }
+
+    /// Whether nothing is pending.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.blocks.is_empty() && self.truncs.is_empty()
+    }
+
+    /// Applies pending changes (seq >= `head`) to `buf`, the public content of block `fb`,
+    /// in log order.
+    pub(crate) fn overlay(&self, pm: &dyn Pm, fb: u64, head: u64, buf: &mut [u8]) {
+        let writes = self.blocks.get(&fb).map(Vec::as_slice).unwrap_or(&[]);
+        let mut wi = writes.iter().filter(|u| u.seq >= head).peekable();
+        let mut ti = self.truncs.iter().filter(|(s, _)| *s >= head).peekable();
+        let start = fb * BLOCK_SIZE;
+        loop {
+            let next_w = wi.peek().map(|u| u.seq);
+            let next_t = ti.peek().map(|(s, _)| *s);
+            match (next_w, next_t) {
+                (None, None) => break,
+                (Some(w), t) if t.is_none_or(|t| w < t) => {
+                    let u = wi.next().expect("peeked");
+                    pm.read(u.src, &mut buf[u.off as usize..(u.off + u.len) as usize]);
+                }
+                _ => {
+                    let (_, size) = ti.next().expect("peeked");
+                    if *size <= start {
+                        buf.fill(0);
+                    } else if *size < start + BLOCK_SIZE {
+                        buf[(*size - start) as usize..].fill(0);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A pending change to one directory entry: insert (Some) or remove (None).
+#[derive(Clone, Debug)]
+pub(crate) struct DirUpdate {
+    /// Log sequence number.
+    pub seq: u64,
+    /// Entry name.
+    pub name: Vec<u8>,
+    /// New target, or removal.
+    pub target: Option<(Ino, FileType)>,
+}
+
+/// Pending directory changes per directory.
+pub(crate) type DirUpdates = HashMap<Ino, Vec<DirUpdate>>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nicfs_pm::{FastPm, MappedFile};
+
+    #[test]
+    fn overlay_applies_writes_and_truncates_in_log_order() {
+        let pm = FastPm::new(MappedFile::anonymous(8192).unwrap());
+        pm.store(PmAddr(0), &[1u8; 100]);
+        pm.store(PmAddr(100), &[2u8; 100]);
+        let mut u = FileUpdates::default();
+        u.add_write(5, 0, 100, PmAddr(0));
+        u.add_trunc(6, 50);
+        u.add_write(7, 60, 10, PmAddr(100));
+        let mut buf = vec![9u8; 4096];
+        u.overlay(&pm, 0, 0, &mut buf);
+        assert!(buf[..50].iter().all(|&b| b == 1));
+        assert!(buf[50..60].iter().all(|&b| b == 0));
+        assert!(buf[60..70].iter().all(|&b| b == 2));
+        assert!(buf[70..].iter().all(|&b| b == 0));
+        // Once the head passes seq 6, only the last write remains to overlay.
+        let mut buf = vec![9u8; 4096];
+        u.overlay(&pm, 0, 7, &mut buf);
+        assert!(buf[..60].iter().all(|&b| b == 9));
+        u.prune(8);
+        assert!(u.is_empty());
+    }
+
+    #[test]
+    fn writes_split_across_blocks() {
+        let mut u = FileUpdates::default();
+        u.add_write(1, 4000, 200, PmAddr(64));
+        assert_eq!(u.blocks[&0][0], BlockUpdate { seq: 1, off: 4000, len: 96, src: PmAddr(64) });
+        assert_eq!(u.blocks[&1][0], BlockUpdate { seq: 1, off: 0, len: 104, src: PmAddr(160) });
+    }
+}
