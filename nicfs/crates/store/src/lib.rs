@@ -42,4 +42,4 @@ pub use logspace::LogSpace;
 pub use mkfs::mkfs;
 pub use ops::{WriteChunk, now_ns};
 pub use space::{MetaRead, Space, read_inode};
-pub use txn::{Engine, Txn};
+pub use txn::{Engine, Savepoint, Txn};

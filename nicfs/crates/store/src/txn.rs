@@ -55,6 +55,16 @@ impl Engine {
     }
 }
 
+/// A point a transaction can roll back to (see [`Txn::savepoint`]).
+pub struct Savepoint {
+    lines: BTreeMap<u64, [u8; 64]>,
+    fresh: HashSet<u32>,
+    allocated: usize,
+    freed: usize,
+    inodes_freed: usize,
+    touched: BTreeSet<Ino>,
+}
+
 /// A set of staged metadata changes, committed atomically through the redo journal.
 pub struct Txn<'a> {
     eng: &'a mut Engine,
@@ -242,6 +252,32 @@ impl<'a> Txn<'a> {
             eng.alloc.release_inode(i);
         }
         Ok(())
+    }
+
+    /// Remembers the current staged state.
+    pub fn savepoint(&self) -> Savepoint {
+        Savepoint {
+            lines: self.lines.clone(),
+            fresh: self.fresh.clone(),
+            allocated: self.allocated.len(),
+            freed: self.freed.len(),
+            inodes_freed: self.inodes_freed.len(),
+            touched: self.touched.clone(),
+        }
+    }
+
+    /// Undoes everything staged since `sp` (blocks allocated since are returned).
+    pub fn rollback(&mut self, sp: Savepoint) {
+        let geo = *self.eng.space.geo_ref();
+        for b in self.allocated.drain(sp.allocated..) {
+            self.eng.alloc.release_block(&geo, b);
+        }
+        self.freed.truncate(sp.freed);
+        self.inodes_freed.truncate(sp.inodes_freed);
+        self.lines = sp.lines;
+        self.fresh = sp.fresh;
+        self.touched = sp.touched;
+        self.eng.cache.invalidate_all();
     }
 
     /// Drops the staged changes and returns allocated blocks.

@@ -1,0 +1,160 @@
+//! The back end's control thread: serves the comm rings (hello, leases, inode grants,
+//! drain requests, goodbye) and reaps slots of dead front ends.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use nicfs_comm::{LeaseMode, Msg, MsgKind, mono_ns, pid_alive};
+
+use crate::leases::Decision;
+use crate::shared::Shared;
+
+/// A request that cannot be answered yet.
+enum Pending {
+    /// Reply once the head reaches `target`.
+    Drained { slot: usize, id: u32, target: u64, kind: MsgKind },
+    /// A lease waiting for revoked holders.
+    Lease { slot: usize, id: u32, ino: u64, mode: LeaseMode, idx: usize, writer: Option<usize>, target: Option<u64>, since: u64 },
+}
+
+fn reply(sh: &Shared, slot: usize, m: Msg) {
+    let ring = &sh.comm.slot(slot).resp;
+    for _ in 0..100_000 {
+        if ring.push(&m) {
+            return;
+        }
+        std::thread::yield_now();
+    }
+    eprintln!("nicfs-backend: reply ring of slot {slot} stays full; dropping a reply");
+}
+
+fn err(sh: &Shared, slot: usize, id: u32, errno: u64) {
+    reply(sh, slot, Msg::new(MsgKind::Err, id, &[errno]));
+}
+
+pub(crate) fn alloc_inodes(sh: &Shared, n: u64) -> Vec<u64> {
+    let mut eng = sh.engine();
+    (0..n.min(6)).map_while(|_| eng.alloc_mut().reserve_inode().ok().map(|i| i.0 as u64)).collect()
+}
+
+fn handle(sh: &Shared, slot: usize, m: Msg, pend: &mut Vec<Pending>) {
+    match m.kind {
+        MsgKind::Hello | MsgKind::Drain => {
+            let target = if m.kind == MsgKind::Hello { sh.tail(slot) } else { m.args[0].saturating_add(1) };
+            if m.kind == MsgKind::Hello {
+                sh.clear_leases(slot);
+            }
+            pend.push(Pending::Drained { slot, id: m.id, target, kind: m.kind });
+        }
+        MsgKind::LeaseReq => {
+            let Some(mode) = LeaseMode::from_code(m.args[1]) else { return err(sh, slot, m.id, 22) };
+            let ino = m.args[0];
+            match sh.decide(slot, ino, mode) {
+                Decision::Grant(idx, exp) => reply(sh, slot, Msg::new(MsgKind::Lease, m.id, &[idx as u64, exp])),
+                Decision::Wait { idx, writer } => {
+                    pend.push(Pending::Lease { slot, id: m.id, ino, mode, idx, writer, target: None, since: mono_ns() })
+                }
+                Decision::Full => err(sh, slot, m.id, 28),
+            }
+        }
+        MsgKind::AllocInodes => {
+            let inos = alloc_inodes(sh, m.args[0]);
+            let mut args = vec![inos.len() as u64];
+            args.extend(inos);
+            reply(sh, slot, Msg::new(MsgKind::Inodes, m.id, &args));
+        }
+        MsgKind::Goodbye => {
+            reply(sh, slot, Msg::new(MsgKind::Ok, m.id, &[]));
+        }
+        _ => err(sh, slot, m.id, 22),
+    }
+}
+
+/// Returns true when the pending request was answered.
+fn poll(sh: &Shared, p: &mut Pending) -> bool {
+    match p {
+        Pending::Drained { slot, id, target, kind } => {
+            if sh.is_quarantined(*slot) {
+                err(sh, *slot, *id, 5);
+                return true;
+            }
+            if sh.head(*slot) >= *target {
+                let _ = kind;
+                reply(sh, *slot, Msg::new(MsgKind::Ok, *id, &[]));
+                return true;
+            }
+            false
+        }
+        Pending::Lease { slot, id, ino, mode, idx, writer, target, since } => {
+            let lease_ns = sh.cfg.lease_ms * 1_000_000;
+            let waited = mono_ns() - *since;
+            let e = sh.comm.leases().entry(*idx).expect("index from table");
+            if e.active() > 0 && waited < 2 * lease_ns {
+                return false;
+            }
+            if let Some(w) = *writer {
+                let t = *target.get_or_insert_with(|| sh.tail(w));
+                if sh.head(w) < t && !sh.is_quarantined(w) {
+                    return false;
+                }
+            }
+            match sh.decide(*slot, *ino, *mode) {
+                Decision::Grant(i, exp) => {
+                    reply(sh, *slot, Msg::new(MsgKind::Lease, *id, &[i as u64, exp]));
+                    true
+                }
+                Decision::Wait { idx: i, writer: w } => {
+                    *idx = i;
+                    *writer = w;
+                    *target = None;
+                    false
+                }
+                Decision::Full => {
+                    err(sh, *slot, *id, 28);
+                    true
+                }
+            }
+        }
+    }
+}
+
+fn reap(sh: &Shared) {
+    for slot in 0..sh.logs.len() {
+        let s = sh.comm.slot(slot);
+        let owner = s.owner.load(Ordering::Acquire);
+        if owner != 0 && !pid_alive(owner) && sh.head(slot) >= sh.tail(slot) {
+            sh.clear_leases(slot);
+            while s.req.pop().is_some() {}
+            let _ = s.owner.compare_exchange(owner, 0, Ordering::AcqRel, Ordering::Acquire);
+        }
+    }
+}
+
+/// The control loop; returns when `stop` is set.
+pub(crate) fn control_loop(sh: Arc<Shared>) {
+    let mut pend: Vec<Pending> = Vec::new();
+    let mut last_reap = 0u64;
+    while !sh.stop.load(Ordering::Acquire) {
+        let now = mono_ns();
+        sh.comm.heartbeat().store(now, Ordering::Release);
+        let mut busy = false;
+        for slot in 0..sh.logs.len() {
+            while let Some(m) = sh.comm.slot(slot).req.pop() {
+                busy = true;
+                if let Some(m) = m {
+                    handle(&sh, slot, m, &mut pend);
+                }
+            }
+        }
+        pend.retain_mut(|p| !poll(&sh, p));
+        if now - last_reap > 100_000_000 {
+            reap(&sh);
+            last_reap = now;
+        }
+        if !busy {
+            let us = if pend.is_empty() { sh.cfg.poll_idle_us.min(200) } else { 10 };
+            std::thread::sleep(Duration::from_micros(us));
+        }
+    }
+}

@@ -1,0 +1,63 @@
+//! A [`Link`] that runs the back end on the caller's thread: deterministic single-threaded
+//! operation for the crash checker and for tools.
+
+use std::sync::Arc;
+
+use nicfs_comm::{LeaseMode, Msg, MsgKind};
+use nicfs_frontend::Link;
+use nicfs_store::FsError;
+
+use crate::control::alloc_inodes;
+use crate::leases::Decision;
+use crate::shared::Shared;
+
+/// Serves a front end's requests synchronously: drains are performed inline, revoked
+/// writers' logs are applied inline. Only for front ends that share the caller's thread.
+pub struct DirectLink {
+    sh: Arc<Shared>,
+    slot: usize,
+}
+
+impl DirectLink {
+    /// A link for log space `slot`.
+    pub fn new(sh: Arc<Shared>, slot: usize) -> DirectLink {
+        DirectLink { sh, slot }
+    }
+}
+
+impl Link for DirectLink {
+    fn call(&mut self, kind: MsgKind, args: &[u64]) -> Result<Msg, FsError> {
+        let sh = &self.sh;
+        let ok = Msg::new(MsgKind::Ok, 0, &[]);
+        match kind {
+            MsgKind::Hello | MsgKind::Drain => {
+                sh.drain_inline(self.slot, false)?;
+                Ok(ok)
+            }
+            MsgKind::LeaseReq => {
+                let mode = LeaseMode::from_code(args.get(1).copied().unwrap_or(0)).ok_or(FsError::Invalid("lease mode"))?;
+                let ino = args.first().copied().unwrap_or(0);
+                for _ in 0..4 {
+                    match sh.decide(self.slot, ino, mode) {
+                        Decision::Grant(idx, exp) => return Ok(Msg::new(MsgKind::Lease, 0, &[idx as u64, exp])),
+                        Decision::Wait { writer, .. } => {
+                            if let Some(w) = writer {
+                                sh.drain_inline(w, false)?;
+                            }
+                        }
+                        Decision::Full => return Err(FsError::NoSpace),
+                    }
+                }
+                Err(FsError::Backend("lease stays contended".into()))
+            }
+            MsgKind::AllocInodes => {
+                let inos = alloc_inodes(sh, args.first().copied().unwrap_or(1));
+                let mut a = vec![inos.len() as u64];
+                a.extend(inos);
+                Ok(Msg::new(MsgKind::Inodes, 0, &a))
+            }
+            MsgKind::Goodbye => Ok(ok),
+            _ => Err(FsError::Invalid("unexpected request")),
+        }
+    }
+}

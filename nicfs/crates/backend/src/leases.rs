@@ -1,0 +1,78 @@
+//! Lease decisions: grant, or revoke conflicting holders and wait.
+//!
+//! A write lease is exclusive; read leases are shared. Reclaiming a write lease first makes
+//! the holder's in-flight operations finish (its `active` count drops to zero), then waits
+//! until the back end has applied the holder's log up to the tail it had at that moment, so
+//! the new holder reads the public space with every acknowledged update in it.
+
+use std::sync::atomic::Ordering;
+
+use nicfs_comm::{LeaseMode, mono_ns};
+
+use crate::shared::Shared;
+
+/// What to do with a lease request.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Decision {
+    /// Granted: table index and expiry.
+    Grant(usize, u64),
+    /// Conflicting holders were revoked; wait for in-flight operations and, if a writer was
+    /// revoked, for its log to be applied.
+    Wait {
+        /// Table index.
+        idx: usize,
+        /// The revoked writer's slot.
+        writer: Option<usize>,
+    },
+    /// The lease table is full of live leases.
+    Full,
+}
+
+impl Shared {
+    pub(crate) fn decide(&self, slot: usize, ino: u64, mode: LeaseMode) -> Decision {
+        let _g = self.lease_lock.lock().unwrap_or_else(|e| e.into_inner());
+        let table = self.comm.leases();
+        let Some(idx) = table.find_or_claim(ino) else { return Decision::Full };
+        let e = table.entry(idx).expect("index from table");
+        let now = mono_ns();
+        let valid = e.expiry() > now;
+        let (w, r) = if valid { (e.writer(), e.readers()) } else { (0, 0) };
+        let me = slot as u64 + 1;
+        let bit = 1u64 << slot;
+        let other_writer = w != 0 && w != me;
+        let conflict = match mode {
+            LeaseMode::Write => other_writer || r & !bit != 0,
+            LeaseMode::Read => other_writer,
+        };
+        if !conflict {
+            let expiry = (now + self.cfg.lease_ms * 1_000_000).max(if valid { e.expiry() } else { 0 });
+            match mode {
+                LeaseMode::Write => e.set_grant(ino, me, 0, expiry),
+                LeaseMode::Read => e.set_grant(ino, if w == me { me } else { 0 }, r | bit, expiry),
+            }
+            self.counters.grants.fetch_add(1, Ordering::Relaxed);
+            return Decision::Grant(idx, expiry);
+        }
+        let keep_writer = if w == me { me } else { 0 };
+        match mode {
+            LeaseMode::Write => e.set_grant(ino, keep_writer, 0, e.expiry()),
+            LeaseMode::Read => e.set_grant(ino, 0, r, e.expiry()),
+        }
+        self.counters.revocations.fetch_add(1, Ordering::Relaxed);
+        Decision::Wait { idx, writer: other_writer.then(|| (w - 1) as usize) }
+    }
+
+    /// Drops every grant held by `slot` (its owner detached or died).
+    pub(crate) fn clear_leases(&self, slot: usize) {
+        let _g = self.lease_lock.lock().unwrap_or_else(|e| e.into_inner());
+        let table = self.comm.leases();
+        let me = slot as u64 + 1;
+        for i in 0..table.len() {
+            let e = table.entry(i).expect("in range");
+            if e.ino() != 0 && (e.writer() == me || e.readers() & (1 << slot) != 0) {
+                let w = if e.writer() == me { 0 } else { e.writer() };
+                e.set_grant(e.ino(), w, e.readers() & !(1 << slot), e.expiry());
+            }
+        }
+    }
+}
