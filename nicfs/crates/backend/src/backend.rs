@@ -31,6 +31,12 @@ pub struct RecoveryReport {
 /// transaction, then replays every log from its head (checking payload checksums). Recovery
 /// is idempotent. Corrupt logs are quarantined and reported, never followed.
 pub fn open(host: SharedPm, comm: Arc<CommRegion>, cfg: BackendConfig) -> Result<(Arc<Shared>, RecoveryReport), FsError> {
+    open_with(host, comm, cfg, true)
+}
+
+/// Like [`open`]; with `replay_logs == false` only the journal is replayed and the logs are
+/// left for the pipelines to apply (used to measure drain throughput).
+pub fn open_with(host: SharedPm, comm: Arc<CommRegion>, cfg: BackendConfig, replay_logs: bool) -> Result<(Arc<Shared>, RecoveryReport), FsError> {
     cfg.validate().map_err(|e| FsError::Backend(e.to_string()))?;
     let host_space = Space::open(host.clone())?;
     let geo = *host_space.geo_ref();
@@ -69,7 +75,7 @@ pub fn open(host: SharedPm, comm: Arc<CommRegion>, cfg: BackendConfig) -> Result
         sh.quarantine(i, &e);
     }
     for i in 0..sh.logs.len() {
-        if sh.is_quarantined(i) {
+        if sh.is_quarantined(i) || !replay_logs {
             report.batches.push(0);
             continue;
         }
@@ -99,7 +105,12 @@ pub struct Backend {
 impl Backend {
     /// Recovers the file system and starts the threads.
     pub fn start(host: SharedPm, comm: Arc<CommRegion>, cfg: BackendConfig) -> Result<Backend, FsError> {
-        let (shared, report) = open(host, comm, cfg)?;
+        Backend::start_with(host, comm, cfg, true)
+    }
+
+    /// Like [`start`](Self::start); `replay_logs == false` leaves log replay to the pipelines.
+    pub fn start_with(host: SharedPm, comm: Arc<CommRegion>, cfg: BackendConfig, replay_logs: bool) -> Result<Backend, FsError> {
+        let (shared, report) = open_with(host, comm, cfg, replay_logs)?;
         let mut threads = Vec::new();
         for slot in 0..shared.logs.len() {
             threads.extend(pipeline::spawn(&shared, slot));

@@ -53,6 +53,8 @@ impl Pm for DmaPm {
 
     fn store_u64_atomic(&self, addr: PmAddr, value: u64) {
         self.host.store_u64_atomic(addr, value);
+        // Posted 8-byte writes: eight of them cost about one 64-byte transfer.
+        spin_for_ns(self.model.latency_ns / 8 + CostModel::transfer_ns(8, self.model.bandwidth_mbps));
     }
 
     fn load_u64_atomic(&self, addr: PmAddr) -> u64 {

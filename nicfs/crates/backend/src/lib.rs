@@ -37,7 +37,7 @@ mod patch;
 mod pipeline;
 mod shared;
 
-pub use backend::{Backend, RecoveryReport, open};
+pub use backend::{Backend, RecoveryReport, open, open_with};
 pub use config::{BackendConfig, BackendConfigError, DmaModel};
 pub use copy::{CopyEngine, CopyReq};
 pub use cores::CorePool;

@@ -30,6 +30,7 @@ mod fs;
 mod logwriter;
 mod nsops;
 mod stat;
+mod statfs;
 mod updates;
 mod views;
 
@@ -39,3 +40,4 @@ pub use config::{FrontendConfig, FrontendConfigError};
 pub use fs::{Fd, Fs, OpenFlags};
 pub use nicfs_store::FsError;
 pub use stat::{DirEntry, Stat};
+pub use statfs::StatFs;

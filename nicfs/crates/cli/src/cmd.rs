@@ -1,0 +1,399 @@
+//! Command-line parsing and dispatch.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use anyhow::{Context, Result, bail};
+use clap::{Parser, Subcommand};
+use nicfs::crashcheck::{CrashConfig, CrashReport, run_seed};
+use nicfs::mount::{comm_path, open_or_create_comm, open_pm, scratch_dir};
+use nicfs::mpcheck::{AckArray, Mode, WorkerReport, run_worker};
+use nicfs_backend::{Backend, BackendConfig};
+use nicfs_comm::CommRegion;
+use nicfs_frontend::{Client, FrontendConfig, Fs};
+use nicfs_layout::FormatConfig;
+use nicfs_pm::{CostModel, FastPm, MappedFile};
+use nicfs_store::{LogSpace, Space, fsck, mkfs};
+
+/// NICFS: a persistent-memory file system with a log-structured front end and an offloaded
+/// back-end pipeline.
+#[derive(Parser)]
+#[command(name = "nicfs", version)]
+pub struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Create and format a PM file.
+    Mkfs {
+        /// The PM file (put it on tmpfs, e.g. /dev/shm).
+        #[arg(long)]
+        pm: PathBuf,
+        /// Size, e.g. 256MiB or 1GiB (overrides the config file).
+        #[arg(long)]
+        size: Option<String>,
+        /// A TOML format configuration (see `FormatConfig`).
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
+    /// Run the back end (the emulated SmartNIC) until interrupted.
+    Daemon {
+        /// The PM file.
+        #[arg(long)]
+        pm: PathBuf,
+        /// A TOML back-end configuration (see `BackendConfig`).
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Charge the default PM cost model on host accesses.
+        #[arg(long)]
+        timed: bool,
+    },
+    /// Mount through FUSE (a front end). Needs a running daemon unless --with-daemon.
+    Mount {
+        /// The PM file.
+        #[arg(long)]
+        pm: PathBuf,
+        /// Where to mount.
+        mountpoint: PathBuf,
+        /// Run the back end inside this process too.
+        #[arg(long)]
+        with_daemon: bool,
+    },
+    /// Check an image (read-only unless --repair, which runs recovery first).
+    Fsck {
+        /// The PM file.
+        #[arg(long)]
+        pm: PathBuf,
+        /// Replay the journal and logs before checking.
+        #[arg(long)]
+        repair: bool,
+    },
+    /// Print geometry, log heads/tails and usage.
+    Stat {
+        /// The PM file.
+        #[arg(long)]
+        pm: PathBuf,
+    },
+    /// Run the crash-consistency checker.
+    Crashcheck {
+        /// First seed.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Number of seeds.
+        #[arg(long, default_value_t = 20)]
+        count: u64,
+        /// Operations per sequence.
+        #[arg(long, default_value_t = 14)]
+        ops: usize,
+    },
+    /// Run the multi-process checker (spawns worker processes).
+    Mpcheck {
+        /// Worker processes.
+        #[arg(long, default_value_t = 4)]
+        workers: u64,
+        /// `private` (one file each) or `shared` (one file, leases).
+        #[arg(long, default_value = "shared")]
+        mode: String,
+        /// Operations per worker.
+        #[arg(long, default_value_t = 400)]
+        ops: u64,
+        /// Seed.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
+    /// Internal: one multi-process checker worker.
+    #[command(hide = true)]
+    MpWorker {
+        #[arg(long)]
+        pm: PathBuf,
+        #[arg(long)]
+        id: u64,
+        #[arg(long)]
+        workers: u64,
+        #[arg(long)]
+        mode: String,
+        #[arg(long)]
+        ops: u64,
+        #[arg(long)]
+        seed: u64,
+    },
+    /// Benchmarks through the library API (see `nicfs bench --help`).
+    Bench(nicfs::bench::BenchArgs),
+}
+
+fn parse_size(s: &str) -> Result<u64> {
+    let s = s.trim();
+    let (num, mul) = [("GiB", 1u64 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10), ("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)]
+        .iter()
+        .find_map(|(suf, m)| s.strip_suffix(suf).map(|n| (n, *m)))
+        .unwrap_or((s, 1));
+    let n: u64 = num.trim().parse().with_context(|| format!("bad size {s:?}"))?;
+    n.checked_mul(mul).context("size overflows")
+}
+
+static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    STOP.store(true, Ordering::SeqCst);
+}
+
+fn install_signals() {
+    // SAFETY: the handler only stores to an atomic.
+    unsafe {
+        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
+    }
+}
+
+fn load_backend_cfg(path: &Option<PathBuf>) -> Result<BackendConfig> {
+    let cfg: BackendConfig = match path {
+        Some(p) => toml::from_str(&std::fs::read_to_string(p)?).with_context(|| format!("parsing {}", p.display()))?,
+        None => BackendConfig::default(),
+    };
+    cfg.validate()?;
+    Ok(cfg)
+}
+
+fn start_backend(pm: &std::path::Path, cfg: BackendConfig, timed: bool) -> Result<(Backend, Arc<CommRegion>)> {
+    let host = open_pm(pm, timed.then(CostModel::default))?;
+    let comm = Arc::new(open_or_create_comm(pm)?);
+    let be = Backend::start(host, comm.clone(), cfg).context("starting the back end")?;
+    let r = be.recovery();
+    eprintln!(
+        "nicfs: recovery: journal {} ({} records){}, replayed batches per log {:?}, rejected {}",
+        if r.journal.applied { "re-applied" } else { "clean" },
+        r.journal.records,
+        if r.journal.torn { ", torn commit ignored" } else { "" },
+        r.batches,
+        r.rejected
+    );
+    for e in &r.errors {
+        eprintln!("nicfs: recovery: {e}");
+    }
+    Ok((be, comm))
+}
+
+fn attach(pm: &std::path::Path) -> Result<Client> {
+    let host = open_pm(pm, None)?;
+    let comm = Arc::new(CommRegion::open(&comm_path(pm)).context("no comm region: is `nicfs daemon` running?")?);
+    Ok(Client::attach(host, comm, FrontendConfig::default())?)
+}
+
+/// Runs a parsed command line.
+pub fn run(cli: Cli) -> Result<()> {
+    match cli.cmd {
+        Cmd::Mkfs { pm, size, config } => {
+            let mut cfg: FormatConfig = match &config {
+                Some(p) => toml::from_str(&std::fs::read_to_string(p)?)?,
+                None => FormatConfig::default(),
+            };
+            if let Some(s) = size {
+                cfg.size_bytes = parse_size(&s)?;
+            }
+            let map = MappedFile::create(&pm, cfg.size_bytes)?;
+            let fast = FastPm::new(map);
+            let uuid = nicfs_comm::mono_ns() ^ (std::process::id() as u64) << 32;
+            let geo = mkfs(&fast, &cfg, uuid)?;
+            let _ = std::fs::remove_file(comm_path(&pm));
+            println!(
+                "formatted {} ({} MiB): {} inodes, {} data blocks, {} log spaces of {} headers + {} KiB data (flush: {:?})",
+                pm.display(),
+                cfg.size_bytes >> 20,
+                geo.inode_count,
+                geo.data_blocks,
+                geo.log_spaces,
+                geo.log_headers,
+                geo.log_data_blocks * 4,
+                fast.flush_kind()
+            );
+        }
+        Cmd::Daemon { pm, config, timed } => {
+            install_signals();
+            let (be, _comm) = start_backend(&pm, load_backend_cfg(&config)?, timed)?;
+            eprintln!("nicfs: back end running (pid {}); Ctrl-C to stop", std::process::id());
+            while !STOP.load(Ordering::SeqCst) {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            be.stop();
+        }
+        Cmd::Mount { pm, mountpoint, with_daemon } => {
+            let be = if with_daemon { Some(start_backend(&pm, BackendConfig::default(), false)?) } else { None };
+            let client = attach(&pm)?;
+            eprintln!("nicfs: mounted {} on {} (log space {})", pm.display(), mountpoint.display(), client.slot());
+            nicfs_fuse::mount(client, &mountpoint)?;
+            if let Some((b, _)) = be {
+                b.stop();
+            }
+        }
+        Cmd::Fsck { pm, repair } => {
+            let host = open_pm(&pm, None)?;
+            if repair {
+                let comm = Arc::new(CommRegion::anonymous()?);
+                let (_sh, r) = nicfs_backend::open(host.clone(), comm, BackendConfig::free())?;
+                println!("recovery: journal applied {}, batches {:?}, rejected {}, errors {:?}", r.journal.applied, r.batches, r.rejected, r.errors);
+            }
+            let space = Space::open(host.clone()).context("superblock")?;
+            let mut dirty = false;
+            for i in 0..space.geo_ref().log_spaces {
+                match LogSpace::open(&space, i) {
+                    Ok(ls) => {
+                        let (h, t) = (ls.head(host.as_ref()), ls.tail(host.as_ref()));
+                        if t > h {
+                            dirty = true;
+                            println!("log {i}: {} unapplied records (head {h}, tail {t})", t - h);
+                        }
+                        for s in h..t {
+                            if let Err(e) = ls.read_header(host.as_ref(), &space, s).and_then(|hd| ls.read_payload(host.as_ref(), &hd)) {
+                                println!("log {i}: {e}");
+                                dirty = true;
+                                break;
+                            }
+                        }
+                    }
+                    Err(e) => {
+                        println!("log {i}: {e}");
+                        dirty = true;
+                    }
+                }
+            }
+            let r = fsck(&space);
+            println!("fsck: {} inodes, {} directories, {} blocks in use, {} problems", r.inodes, r.dirs, r.blocks, r.problems.len());
+            for p in r.problems.iter().take(50) {
+                println!("  {p}");
+            }
+            if !r.is_clean() {
+                bail!("file system has {} problems{}", r.problems.len(), if dirty { " (and unapplied logs: try --repair)" } else { "" });
+            }
+            if dirty {
+                println!("logs hold unapplied records; mounting (or fsck --repair) replays them");
+            }
+        }
+        Cmd::Stat { pm } => {
+            let host = open_pm(&pm, None)?;
+            let space = Space::open(host.clone())?;
+            let g = space.geo_ref();
+            println!("{g:#?}");
+            for i in 0..g.log_spaces {
+                if let Ok(ls) = LogSpace::open(&space, i) {
+                    println!("log {i}: head {} tail {}", ls.head(host.as_ref()), ls.tail(host.as_ref()));
+                }
+            }
+            let r = fsck(&space);
+            println!("{} inodes in use, {} blocks in use of {}", r.inodes, r.blocks, g.data_blocks);
+            println!("PM size {} bytes", nicfs_pm::Pm::len(host.as_ref()));
+        }
+        Cmd::Crashcheck { seed, count, ops } => {
+            let cfg = CrashConfig { ops, ..CrashConfig::default() };
+            let mut total = CrashReport::default();
+            for s in seed..seed + count {
+                total.merge(run_seed(s, &cfg));
+            }
+            println!(
+                "crashcheck: {} sequences, {} ops, {} fences, {} crash images checked, {} idempotence re-runs, {} violations",
+                total.sequences, total.ops, total.fences, total.images, total.idempotence_checks, total.violations.len()
+            );
+            for v in total.violations.iter().take(20) {
+                println!("  {v}");
+            }
+            if !total.violations.is_empty() {
+                bail!("{} violations", total.violations.len());
+            }
+        }
+        Cmd::Mpcheck { workers, mode, ops, seed } => mpcheck(workers, &mode, ops, seed)?,
+        Cmd::MpWorker { pm, id, workers, mode, ops, seed } => {
+            let mode = parse_mode(&mode)?;
+            let fs = Fs::new(attach(&pm)?);
+            let acks = AckArray::open(&ack_path(&pm), false)?;
+            let r = run_worker(&fs, &acks, id, workers, mode, ops, seed);
+            println!("{}", serde_json::to_string(&r)?);
+        }
+        Cmd::Bench(args) => nicfs::bench::run(args)?,
+    }
+    Ok(())
+}
+
+fn parse_mode(s: &str) -> Result<Mode> {
+    match s {
+        "private" => Ok(Mode::Private),
+        "shared" => Ok(Mode::Shared),
+        other => bail!("unknown mode {other:?} (private or shared)"),
+    }
+}
+
+fn ack_path(pm: &std::path::Path) -> PathBuf {
+    let mut s = pm.as_os_str().to_owned();
+    s.push(".acks");
+    PathBuf::from(s)
+}
+
+fn mpcheck(workers: u64, mode: &str, ops: u64, seed: u64) -> Result<()> {
+    parse_mode(mode)?;
+    if workers == 0 || workers > 8 {
+        bail!("--workers must be in 1..=8");
+    }
+    let pm = scratch_dir().join(format!("nicfs-mpcheck-{}", std::process::id()));
+    let fmt = FormatConfig { size_bytes: 64 << 20, inodes: 1024, log_spaces: 8, log_headers: 1024, log_data_bytes: 1 << 20, journal_blocks: 64 };
+    mkfs(&FastPm::new(MappedFile::create(&pm, fmt.size_bytes)?), &fmt, seed)?;
+    let _ = std::fs::remove_file(comm_path(&pm));
+    let _acks = AckArray::open(&ack_path(&pm), true)?;
+    let cfg = BackendConfig { lease_ms: 500, ..BackendConfig::free() };
+    let (be, _comm) = start_backend(&pm, cfg, false)?;
+    let exe = std::env::current_exe()?;
+    let children: Vec<_> = (0..workers)
+        .map(|id| {
+            std::process::Command::new(&exe)
+                .args(["mp-worker", "--pm"])
+                .arg(&pm)
+                .args(["--id", &id.to_string(), "--workers", &workers.to_string(), "--mode", mode])
+                .args(["--ops", &ops.to_string(), "--seed", &seed.to_string()])
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+        })
+        .collect::<std::io::Result<_>>()?;
+    let mut total = WorkerReport::default();
+    let mut failed = 0;
+    for (id, c) in children.into_iter().enumerate() {
+        let out = c.wait_with_output()?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        match serde_json::from_str::<WorkerReport>(text.trim()) {
+            Ok(r) => {
+                if let Some(p) = &r.first_problem {
+                    println!("worker {id}: {p}");
+                }
+                total.reads += r.reads;
+                total.writes += r.writes;
+                total.stale += r.stale;
+                total.torn += r.torn;
+                total.errors += r.errors;
+            }
+            Err(_) => {
+                failed += 1;
+                println!("worker {id} failed: status {}, output {text:?}", out.status);
+            }
+        }
+    }
+    let c = &be.shared().counters;
+    println!(
+        "mpcheck {mode}: {workers} processes, {} writes, {} reads checked, {} stale, {} torn, {} errors, {} failed workers; back end: {} records, {} lease grants, {} revocations",
+        total.writes,
+        total.reads,
+        total.stale,
+        total.torn,
+        total.errors,
+        failed,
+        c.records.load(Ordering::Relaxed),
+        c.grants.load(Ordering::Relaxed),
+        c.revocations.load(Ordering::Relaxed)
+    );
+    be.stop();
+    for p in [pm.clone(), comm_path(&pm), ack_path(&pm)] {
+        let _ = std::fs::remove_file(p);
+    }
+    if total.stale + total.torn + total.errors > 0 || failed > 0 {
+        bail!("multi-process check failed");
+    }
+    Ok(())
+}
