@@ -42,9 +42,6 @@ fn handle(sh: &Shared, slot: usize, m: Msg, pend: &mut Vec<Pending>) {
     match m.kind {
         MsgKind::Hello | MsgKind::Drain => {
             let target = if m.kind == MsgKind::Hello { sh.tail(slot) } else { m.args[0].saturating_add(1) };
-            if m.kind == MsgKind::Hello {
-                sh.clear_leases(slot);
-            }
             pend.push(Pending::Drained { slot, id: m.id, target, kind: m.kind });
         }
         MsgKind::LeaseReq => {
@@ -80,17 +77,26 @@ fn poll(sh: &Shared, p: &mut Pending) -> bool {
                 return true;
             }
             if sh.head(*slot) >= *target {
-                let _ = kind;
+                if *kind == MsgKind::Hello {
+                    // The previous owner's records are applied: its grants can go.
+                    sh.clear_leases(*slot);
+                }
                 reply(sh, *slot, Msg::new(MsgKind::Ok, *id, &[]));
                 return true;
             }
             false
         }
         Pending::Lease { slot, id, ino, mode, idx, writer, target, since } => {
-            let lease_ns = sh.cfg.lease_ms * 1_000_000;
+            // Revoked holders cannot start new operations, so the in-flight ones drain. A
+            // read request only waits for write operations (other readers keep their grants).
+            // After 30 s a holder is presumed dead.
             let waited = mono_ns() - *since;
             let e = sh.comm.leases().entry(*idx).expect("index from table");
-            if e.active() > 0 && waited < 2 * lease_ns {
+            let busy = match mode {
+                LeaseMode::Read => e.active_writes() > 0,
+                LeaseMode::Write => e.active() > 0,
+            };
+            if busy && waited < 30_000_000_000 {
                 return false;
             }
             if let Some(w) = *writer {
@@ -98,6 +104,7 @@ fn poll(sh: &Shared, p: &mut Pending) -> bool {
                 if sh.head(w) < t && !sh.is_quarantined(w) {
                     return false;
                 }
+                sh.finish_revocation(*idx, *ino, w);
             }
             match sh.decide(*slot, *ino, *mode) {
                 Decision::Grant(i, exp) => {

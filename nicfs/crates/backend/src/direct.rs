@@ -40,9 +40,10 @@ impl Link for DirectLink {
                 for _ in 0..4 {
                     match sh.decide(self.slot, ino, mode) {
                         Decision::Grant(idx, exp) => return Ok(Msg::new(MsgKind::Lease, 0, &[idx as u64, exp])),
-                        Decision::Wait { writer, .. } => {
+                        Decision::Wait { idx, writer } => {
                             if let Some(w) = writer {
                                 sh.drain_inline(w, false)?;
+                                sh.finish_revocation(idx, ino, w);
                             }
                         }
                         Decision::Full => return Err(FsError::NoSpace),

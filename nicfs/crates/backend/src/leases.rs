@@ -11,6 +11,10 @@ use nicfs_comm::{LeaseMode, mono_ns};
 
 use crate::shared::Shared;
 
+/// Set in a lease entry's writer word while the writer is revoked but its log is not yet
+/// applied: the holder's checks fail, and every other requester still waits for the drain.
+pub(crate) const REVOKED: u64 = 1 << 63;
+
 /// What to do with a lease request.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Decision {
@@ -36,7 +40,11 @@ impl Shared {
         let e = table.entry(idx).expect("index from table");
         let now = mono_ns();
         let valid = e.expiry() > now;
-        let (w, r) = if valid { (e.writer(), e.readers()) } else { (0, 0) };
+        // A writer's grant may have expired, but its log can still hold updates of `ino`:
+        // it counts as a conflict until the log is applied and the writer field cleared.
+        let w_word = e.writer();
+        let w = w_word & !REVOKED;
+        let r = if valid { e.readers() } else { 0 };
         let me = slot as u64 + 1;
         let bit = 1u64 << slot;
         let other_writer = w != 0 && w != me;
@@ -53,13 +61,25 @@ impl Shared {
             self.counters.grants.fetch_add(1, Ordering::Relaxed);
             return Decision::Grant(idx, expiry);
         }
-        let keep_writer = if w == me { me } else { 0 };
+        let writer_word = if other_writer { w | REVOKED } else { w_word };
         match mode {
-            LeaseMode::Write => e.set_grant(ino, keep_writer, 0, e.expiry()),
-            LeaseMode::Read => e.set_grant(ino, 0, r, e.expiry()),
+            LeaseMode::Write => e.set_grant(ino, writer_word, 0, e.expiry()),
+            LeaseMode::Read => e.set_grant(ino, writer_word, r, e.expiry()),
         }
         self.counters.revocations.fetch_add(1, Ordering::Relaxed);
         Decision::Wait { idx, writer: other_writer.then(|| (w - 1) as usize) }
+    }
+
+    /// Called once a revoked writer's log has been applied: clears the writer word if it still
+    /// names that revoked writer.
+    pub(crate) fn finish_revocation(&self, idx: usize, ino: u64, writer_slot: usize) {
+        let _g = self.lease_lock.lock().unwrap_or_else(|e| e.into_inner());
+        let table = self.comm.leases();
+        if let Some(e) = table.entry(idx) {
+            if e.ino() == ino && e.writer() == (writer_slot as u64 + 1) | REVOKED {
+                e.set_grant(ino, 0, e.readers(), e.expiry());
+            }
+        }
     }
 
     /// Drops every grant held by `slot` (its owner detached or died).
@@ -69,8 +89,8 @@ impl Shared {
         let me = slot as u64 + 1;
         for i in 0..table.len() {
             let e = table.entry(i).expect("in range");
-            if e.ino() != 0 && (e.writer() == me || e.readers() & (1 << slot) != 0) {
-                let w = if e.writer() == me { 0 } else { e.writer() };
+            if e.ino() != 0 && (e.writer() & !REVOKED == me || e.readers() & (1 << slot) != 0) {
+                let w = if e.writer() & !REVOKED == me { 0 } else { e.writer() };
                 e.set_grant(e.ino(), w, e.readers() & !(1 << slot), e.expiry());
             }
         }

@@ -339,7 +339,9 @@ fn mpcheck(workers: u64, mode: &str, ops: u64, seed: u64) -> Result<()> {
     mkfs(&FastPm::new(MappedFile::create(&pm, fmt.size_bytes)?), &fmt, seed)?;
     let _ = std::fs::remove_file(comm_path(&pm));
     let _acks = AckArray::open(&ack_path(&pm), true)?;
-    let cfg = BackendConfig { lease_ms: 500, ..BackendConfig::free() };
+    let mut cfg = BackendConfig { lease_ms: 500, ..BackendConfig::free() };
+    if std::env::var("NICFS_NOCACHE").is_ok() { cfg.index_cache_lines = 0; }
+    if std::env::var("NICFS_NOPIPE").is_ok() { cfg.pipeline = false; }
     let (be, _comm) = start_backend(&pm, cfg, false)?;
     let exe = std::env::current_exe()?;
     let children: Vec<_> = (0..workers)

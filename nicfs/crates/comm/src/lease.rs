@@ -32,7 +32,8 @@ impl LeaseMode {
     }
 }
 
-/// One table entry (one cache line): ino, writer slot + 1, reader bitmap, expiry, active ops.
+/// One table entry (one cache line): ino, writer slot + 1, reader bitmap, expiry, and the
+/// operations in flight under read grants and under write grants.
 pub struct LeaseEntry<'a> {
     w: &'a [AtomicU64],
 }
@@ -58,9 +59,21 @@ impl LeaseEntry<'_> {
         self.w[3].load(Ordering::Acquire)
     }
 
-    /// Operations in flight under this entry.
+    /// Operations in flight under this entry (read and write grants).
     pub fn active(&self) -> u64 {
-        self.w[4].load(Ordering::Acquire)
+        self.w[4].load(Ordering::Acquire) + self.w[5].load(Ordering::Acquire)
+    }
+
+    /// Operations in flight under write grants (the only ones that append to a log).
+    pub fn active_writes(&self) -> u64 {
+        self.w[5].load(Ordering::Acquire)
+    }
+
+    fn counter(&self, mode: LeaseMode) -> &AtomicU64 {
+        match mode {
+            LeaseMode::Read => &self.w[4],
+            LeaseMode::Write => &self.w[5],
+        }
     }
 
     /// Back end: sets the grant. Writers and readers are replaced wholesale.
@@ -88,18 +101,18 @@ impl LeaseEntry<'_> {
     ///
     /// [`exit`]: Self::exit
     pub fn enter(&self, ino: u64, slot: u32, mode: LeaseMode, margin_ns: u64) -> bool {
-        self.w[4].fetch_add(1, Ordering::SeqCst);
+        self.counter(mode).fetch_add(1, Ordering::SeqCst);
         if self.allows(ino, slot, mode, margin_ns) {
             true
         } else {
-            self.exit();
+            self.exit(mode);
             false
         }
     }
 
-    /// Front end: ends an operation started with `enter`.
-    pub fn exit(&self) {
-        self.w[4].fetch_sub(1, Ordering::SeqCst);
+    /// Front end: ends an operation started with `enter` in the same mode.
+    pub fn exit(&self, mode: LeaseMode) {
+        self.counter(mode).fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -172,7 +185,8 @@ mod tests {
         let e = t.entry(i).unwrap();
         e.set_grant(42, 3, 0b1, mono_ns() + 1_000_000_000);
         assert!(e.enter(42, 2, LeaseMode::Write, 0));
-        e.exit();
+        assert_eq!(e.active_writes(), 1);
+        e.exit(LeaseMode::Write);
         assert!(e.allows(42, 0, LeaseMode::Read, 0));
         assert!(!e.allows(42, 0, LeaseMode::Write, 0));
         assert!(!e.allows(42, 1, LeaseMode::Read, 0));

@@ -167,13 +167,13 @@ impl Client {
             }
             if entered == uniq.len() {
                 let r = (f.take().expect("called once"))(self, st);
-                for &i in &idxs {
-                    table.entry(i).expect("checked").exit();
+                for (k, &i) in idxs.iter().enumerate() {
+                    table.entry(i).expect("checked").exit(uniq[k].1);
                 }
                 return r;
             }
-            for &i in &idxs[..entered] {
-                table.entry(i).expect("checked").exit();
+            for (k, &i) in idxs[..entered].iter().enumerate() {
+                table.entry(i).expect("checked").exit(uniq[k].1);
             }
         }
         Err(FsError::Backend("could not keep leases (livelock)".into()))

@@ -98,7 +98,12 @@ impl Fs {
             Ok(_) if flags.create && flags.excl => return Err(FsError::Exists),
             Ok(i) => i,
             Err(FsError::NotFound) if flags.create => {
-                self.client.create(parent, name, mode::S_IFREG | (perm & 0o7777), 0, 0, 0, b"")?.ino
+                match self.client.create(parent, name, mode::S_IFREG | (perm & 0o7777), 0, 0, 0, b"") {
+                    Ok(st) => st.ino,
+                    // Another process created it in between: open that one.
+                    Err(FsError::Exists) if !flags.excl => self.client.lookup_ino(parent, name)?,
+                    Err(e) => return Err(e),
+                }
             }
             Err(e) => return Err(e),
         };

@@ -53,10 +53,14 @@ impl LineCache {
 
     /// Inserts or replaces the line at `addr`.
     pub fn update(&self, addr: u64, line: [u8; 64]) {
+        let mut g = self.lock();
+        self.insert_locked(&mut g, addr, line);
+    }
+
+    fn insert_locked(&self, g: &mut Inner, addr: u64, line: [u8; 64]) {
         if self.capacity == 0 {
             return;
         }
-        let mut g = self.lock();
         if g.lines.insert(addr, line).is_none() {
             if g.order.len() < self.capacity {
                 g.order.push(addr);
@@ -78,8 +82,10 @@ impl LineCache {
     /// Inserts a line read from PM unless a commit was applied since `epoch` was read (the
     /// line might then be stale).
     pub fn insert_if_current(&self, addr: u64, line: [u8; 64], epoch: u64) {
-        if self.lock().epoch == epoch {
-            self.update(addr, line);
+        // Check and insert under one lock: a commit in between would make `line` stale.
+        let mut g = self.lock();
+        if g.epoch == epoch {
+            self.insert_locked(&mut g, addr, line);
         }
     }
 
@@ -147,6 +153,12 @@ mod tests {
         assert_eq!(c.get(128), Some([3; 64]));
         assert_eq!(c.get(0), None);
         assert_eq!(c.stats(), LineCacheStats { hits: 1, misses: 1 });
+        // A line read before a commit must not be inserted after it (regression: the check
+        // and the insert once took the lock separately).
+        let e = c.epoch();
+        c.committed(std::iter::empty());
+        c.insert_if_current(192, [9; 64], e);
+        assert_eq!(c.get(192), None);
         let off = LineCache::new(0);
         off.update(0, [1; 64]);
         assert_eq!(off.get(0), None);

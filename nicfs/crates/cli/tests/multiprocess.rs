@@ -1,0 +1,27 @@
+//! Four front-end processes (the `nicfs mp-worker` binary) against one back end: on private
+//! files and on one shared file through leases. The checker counts stale and torn reads.
+
+use std::process::Command;
+
+fn mpcheck(mode: &str, seed: u64) {
+    let out = Command::new(env!("CARGO_BIN_EXE_nicfs"))
+        .args(["mpcheck", "--workers", "4", "--mode", mode, "--ops", "250", "--seed", &seed.to_string()])
+        .output()
+        .expect("run nicfs mpcheck");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    println!("{stdout}");
+    assert!(out.status.success(), "mode {mode} seed {seed} failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("0 stale, 0 torn, 0 errors"), "seed {seed}: {stdout}");
+}
+
+#[test]
+fn four_processes_on_private_files() {
+    mpcheck("private", 11);
+}
+
+#[test]
+fn four_processes_on_one_shared_file_through_leases() {
+    for seed in [4, 5] {
+        mpcheck("shared", seed);
+    }
+}
