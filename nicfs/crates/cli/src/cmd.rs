@@ -186,13 +186,17 @@ fn attach(pm: &std::path::Path) -> Result<Client> {
 pub fn run(cli: Cli) -> Result<()> {
     match cli.cmd {
         Cmd::Mkfs { pm, size, config } => {
-            let mut cfg: FormatConfig = match &config {
-                Some(p) => toml::from_str(&std::fs::read_to_string(p)?)?,
-                None => FormatConfig::default(),
+            let cfg: FormatConfig = match (&config, size) {
+                (Some(p), size) => {
+                    let mut c: FormatConfig = toml::from_str(&std::fs::read_to_string(p)?)?;
+                    if let Some(s) = size {
+                        c.size_bytes = parse_size(&s)?;
+                    }
+                    c
+                }
+                (None, Some(s)) => FormatConfig::for_size(parse_size(&s)?),
+                (None, None) => FormatConfig::default(),
             };
-            if let Some(s) = size {
-                cfg.size_bytes = parse_size(&s)?;
-            }
             let map = MappedFile::create(&pm, cfg.size_bytes)?;
             let fast = FastPm::new(map);
             let uuid = nicfs_comm::mono_ns() ^ (std::process::id() as u64) << 32;

@@ -1,5 +1,6 @@
 //! The `fuser::Filesystem` implementation.
 
+use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
@@ -10,19 +11,55 @@ use fuser::{
     ReplyStatfs, ReplyWrite, Request, TimeOrNow,
 };
 use nicfs_frontend::{Client, FsError};
-use nicfs_layout::{Ino, SetAttrMask, mode};
+use nicfs_layout::{Ino, ROOT_INO, SetAttrMask, mode};
 
 use crate::attr::{TTL, attr, dir_kind, errno, ns};
 
+/// Prefix of the hidden names under which unlinked-but-open files live until closed.
+const ORPHAN_PREFIX: &[u8] = b".nicfs_orphan_";
+
 /// A NICFS front end behind FUSE.
+///
+/// POSIX lets a process keep using a file after its last name is removed. The adapter keeps
+/// such a file under a hidden name in the root (`.nicfs_orphan_<ino>`, invisible to lookup
+/// and readdir, reported with one link less) until its last handle is released, like an
+/// orphan list; orphans left by a crash are removed at the next mount.
 pub struct NicfsFuse {
     client: Client,
+    open: HashMap<u64, u32>,
+    orphans: HashMap<u64, Vec<u8>>,
 }
 
 impl NicfsFuse {
-    /// Wraps an attached client.
+    /// Wraps an attached client and removes orphans a crash may have left.
     pub fn new(client: Client) -> NicfsFuse {
-        NicfsFuse { client }
+        if let Ok(entries) = client.readdir(ROOT_INO) {
+            for e in entries.into_iter().filter(|e| e.name.starts_with(ORPHAN_PREFIX)) {
+                let _ = client.remove(ROOT_INO, &e.name, false);
+            }
+        }
+        NicfsFuse { client, open: HashMap::new(), orphans: HashMap::new() }
+    }
+
+    fn fix(&self, mut s: nicfs_frontend::Stat) -> nicfs_frontend::Stat {
+        if self.orphans.contains_key(&(s.ino.0 as u64)) {
+            s.nlink = s.nlink.saturating_sub(1);
+        }
+        s
+    }
+
+    /// If `name` in `parent` is the last name of an open file, moves it to an orphan name
+    /// and returns true (the caller then must not remove it).
+    fn orphan_if_open(&mut self, parent: Ino, name: &[u8]) -> Result<bool, FsError> {
+        let Ok(i) = self.client.lookup_ino(parent, name) else { return Ok(false) };
+        let st = self.client.getattr(i)?;
+        if self.open.get(&(i.0 as u64)).copied().unwrap_or(0) == 0 || st.nlink != 1 || st.mode & mode::S_IFMT == mode::S_IFDIR {
+            return Ok(false);
+        }
+        let hidden = [ORPHAN_PREFIX, i.0.to_string().as_bytes()].concat();
+        self.client.rename(parent, name, ROOT_INO, &hidden)?;
+        self.orphans.insert(i.0 as u64, hidden);
+        Ok(true)
     }
 }
 
@@ -54,7 +91,7 @@ fn tns(t: TimeOrNow) -> i64 {
 impl NicfsFuse {
     fn entry(&self, r: Result<nicfs_frontend::Stat, FsError>, reply: ReplyEntry) {
         match r {
-            Ok(s) => reply.entry(&TTL, &attr(&s), 0),
+            Ok(s) => reply.entry(&TTL, &attr(&self.fix(s)), 0),
             Err(e) => reply.error(errno(&e)),
         }
     }
@@ -69,12 +106,15 @@ impl NicfsFuse {
 
 impl Filesystem for NicfsFuse {
     fn lookup(&mut self, _req: &Request<'_>, parent: u64, name: &OsStr, reply: ReplyEntry) {
+        if parent == ROOT_INO.0 as u64 && name.as_bytes().starts_with(ORPHAN_PREFIX) {
+            return reply.error(libc::ENOENT);
+        }
         self.entry(self.client.lookup(ino(parent), name.as_bytes()), reply);
     }
 
     fn getattr(&mut self, _req: &Request<'_>, i: u64, _fh: Option<u64>, reply: ReplyAttr) {
         match self.client.getattr(ino(i)) {
-            Ok(s) => reply.attr(&TTL, &attr(&s)),
+            Ok(s) => reply.attr(&TTL, &attr(&self.fix(s))),
             Err(e) => reply.error(errno(&e)),
         }
     }
@@ -143,7 +183,7 @@ impl Filesystem for NicfsFuse {
             )
         };
         match r {
-            Ok(s) => reply.attr(&TTL, &attr(&s)),
+            Ok(s) => reply.attr(&TTL, &attr(&self.fix(s))),
             Err(e) => reply.error(errno(&e)),
         }
     }
@@ -168,6 +208,11 @@ impl Filesystem for NicfsFuse {
     }
 
     fn unlink(&mut self, _req: &Request<'_>, parent: u64, name: &OsStr, reply: ReplyEmpty) {
+        match self.orphan_if_open(ino(parent), name.as_bytes()) {
+            Ok(true) => return reply.ok(),
+            Ok(false) => {}
+            Err(e) => return reply.error(errno(&e)),
+        }
         match self.client.remove(ino(parent), name.as_bytes(), false) {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(errno(&e)),
@@ -194,6 +239,12 @@ impl Filesystem for NicfsFuse {
         if flags != 0 {
             return reply.error(libc::EINVAL);
         }
+        let same = self.client.lookup_ino(ino(p), name.as_bytes()).ok() == self.client.lookup_ino(ino(np), newname.as_bytes()).ok();
+        if !same {
+            if let Err(e) = self.orphan_if_open(ino(np), newname.as_bytes()) {
+                return reply.error(errno(&e));
+            }
+        }
         match self.client.rename(ino(p), name.as_bytes(), ino(np), newname.as_bytes()) {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(errno(&e)),
@@ -206,9 +257,24 @@ impl Filesystem for NicfsFuse {
 
     fn open(&mut self, _req: &Request<'_>, i: u64, _flags: i32, reply: ReplyOpen) {
         match self.client.getattr(ino(i)) {
-            Ok(_) => reply.opened(0, 0),
+            Ok(_) => {
+                *self.open.entry(i).or_default() += 1;
+                reply.opened(0, 0)
+            }
             Err(e) => reply.error(errno(&e)),
         }
+    }
+
+    fn release(&mut self, _req: &Request<'_>, i: u64, _fh: u64, _flags: i32, _lock: Option<u64>, _flush: bool, reply: ReplyEmpty) {
+        let n = self.open.entry(i).or_default();
+        *n = n.saturating_sub(1);
+        if *n == 0 {
+            self.open.remove(&i);
+            if let Some(hidden) = self.orphans.remove(&i) {
+                let _ = self.client.remove(ROOT_INO, &hidden, false);
+            }
+        }
+        reply.ok();
     }
 
     fn read(&mut self, _req: &Request<'_>, i: u64, _fh: u64, off: i64, size: u32, _f: i32, _l: Option<u64>, reply: ReplyData) {
@@ -243,7 +309,12 @@ impl Filesystem for NicfsFuse {
         };
         let parent = self.client.lookup_ino(dir, b"..").unwrap_or(dir);
         let mut all = vec![(dir.0 as u64, fuser::FileType::Directory, b".".to_vec()), (parent.0 as u64, fuser::FileType::Directory, b"..".to_vec())];
-        all.extend(entries.into_iter().map(|e| (e.ino.0 as u64, dir_kind(e.ftype, None), e.name)));
+        all.extend(
+            entries
+                .into_iter()
+                .filter(|e| dir != ROOT_INO || !e.name.starts_with(ORPHAN_PREFIX))
+                .map(|e| (e.ino.0 as u64, dir_kind(e.ftype, None), e.name)),
+        );
         for (k, (ino, kind, name)) in all.into_iter().enumerate().skip(offset.max(0) as usize) {
             if reply.add(ino, (k + 1) as i64, kind, OsStr::from_bytes(&name)) {
                 break;
@@ -265,7 +336,10 @@ impl Filesystem for NicfsFuse {
         let (gid, _) = self.gid_for(ino(parent), req.gid());
         let m = if m & mode::S_IFMT == 0 { m | mode::S_IFREG } else { m };
         match self.client.create(ino(parent), name.as_bytes(), m, req.uid(), gid, 0, b"") {
-            Ok(s) => reply.created(&TTL, &attr(&s), 0, 0, 0),
+            Ok(s) => {
+                *self.open.entry(s.ino.0 as u64).or_default() += 1;
+                reply.created(&TTL, &attr(&s), 0, 0, 0)
+            }
             Err(e) => reply.error(errno(&e)),
         }
     }

@@ -43,6 +43,17 @@ impl Default for FormatConfig {
 }
 
 impl FormatConfig {
+    /// A configuration scaled to `size_bytes`: 8 log spaces together taking about a quarter
+    /// of the space (64 KiB..32 MiB each), one inode per 16 KiB (1024..65536).
+    pub fn for_size(size_bytes: u64) -> FormatConfig {
+        let size_bytes = size_bytes / BLOCK_SIZE * BLOCK_SIZE;
+        let log_data_bytes = (size_bytes / 32 / BLOCK_SIZE * BLOCK_SIZE).clamp(64 << 10, 32 << 20);
+        let log_headers = ((log_data_bytes / BLOCK_SIZE * 4) as u32 / 64 * 64).clamp(64, 16384);
+        let inodes = ((size_bytes / (16 << 10)) as u32 / 32 * 32).clamp(1024, 65536);
+        let journal_blocks = ((size_bytes / BLOCK_SIZE / 256) as u32).clamp(16, 256);
+        FormatConfig { size_bytes, inodes, log_spaces: 8, log_headers, log_data_bytes, journal_blocks }
+    }
+
     /// A small configuration for tests: `size_bytes` of PM, 2 log spaces of 256 KiB.
     pub fn small(size_bytes: u64) -> FormatConfig {
         FormatConfig {
@@ -305,7 +316,7 @@ mod tests {
 
     #[test]
     fn default_and_small_configs_are_valid_and_regions_do_not_overlap() {
-        for cfg in [FormatConfig::default(), FormatConfig::small(4 << 20)] {
+        for cfg in [FormatConfig::default(), FormatConfig::small(4 << 20), FormatConfig::for_size(64 << 20), FormatConfig::for_size(256 << 20), FormatConfig::for_size(8 << 30)] {
             let g = Geometry::compute(&cfg).unwrap();
             assert!(g.ibitmap_start >= g.journal_start + g.journal_blocks);
             assert!(g.bbitmap_start >= g.ibitmap_start + g.ibitmap_blocks);

@@ -44,8 +44,8 @@ pub enum FsError {
     /// An on-PM structure is corrupt (EIO); the message says where.
     #[error("corrupt file system: {0}")]
     Corrupt(String),
-    /// A checksummed structure failed to parse (EIO).
-    #[error("corrupt file system: {0}")]
+    /// A checksummed structure failed to parse, or a format request is unusable (EIO).
+    #[error("{0}")]
     Layout(#[from] LayoutError),
     /// A transaction exceeds the journal capacity (internal; callers split batches).
     #[error("transaction of {lines} lines exceeds journal capacity {capacity}")]
