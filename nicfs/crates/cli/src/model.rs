@@ -128,6 +128,9 @@ pub fn read_tree(space: &Space) -> Result<Tree, FsError> {
                 out.insert(p.clone(), Node::Dir);
                 stack.push((d.ino, p));
             } else {
+                if ino.size > space.pm().len() {
+                    return Err(FsError::corrupt(format!("{} larger than the file system", d.ino)));
+                }
                 let mut data = vec![0u8; ino.size as usize];
                 for (fb, chunk) in data.chunks_mut(BLOCK_SIZE as usize).enumerate() {
                     if let Some(b) = bmap(space, &ino, fb as u64)? {

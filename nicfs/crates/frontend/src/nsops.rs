@@ -267,6 +267,9 @@ impl Client {
             if !v.is_symlink() {
                 return Err(FsError::Invalid("not a symbolic link"));
             }
+            if v.size > 4096 {
+                return Err(FsError::corrupt(format!("symbolic link {ino} claims {} bytes", v.size)));
+            }
             let mut buf = vec![0u8; v.size as usize];
             let n = c.read_locked(st, ino, 0, &mut buf)?;
             buf.truncate(n);
