@@ -30,18 +30,28 @@ pub struct RecoveryReport {
 /// Opens the file system for the back end and recovers it: re-applies a committed journal
 /// transaction, then replays every log from its head (checking payload checksums). Recovery
 /// is idempotent. Corrupt logs are quarantined and reported, never followed.
-pub fn open(host: SharedPm, comm: Arc<CommRegion>, cfg: BackendConfig) -> Result<(Arc<Shared>, RecoveryReport), FsError> {
+pub fn open(
+    host: SharedPm,
+    comm: Arc<CommRegion>,
+    cfg: BackendConfig,
+) -> Result<(Arc<Shared>, RecoveryReport), FsError> {
     open_with(host, comm, cfg, true)
 }
 
 /// Like [`open`]; with `replay_logs == false` only the journal is replayed and the logs are
 /// left for the pipelines to apply (used to measure drain throughput).
-pub fn open_with(host: SharedPm, comm: Arc<CommRegion>, cfg: BackendConfig, replay_logs: bool) -> Result<(Arc<Shared>, RecoveryReport), FsError> {
+pub fn open_with(
+    host: SharedPm,
+    comm: Arc<CommRegion>,
+    cfg: BackendConfig,
+    replay_logs: bool,
+) -> Result<(Arc<Shared>, RecoveryReport), FsError> {
     cfg.validate().map_err(|e| FsError::Backend(e.to_string()))?;
     let host_space = Space::open(host.clone())?;
     let geo = *host_space.geo_ref();
     let dma: SharedPm = Arc::new(DmaPm::new(host.clone(), cfg.dma.clone()));
-    let mut report = RecoveryReport { journal: replay_journal(dma.as_ref(), &geo)?, ..RecoveryReport::default() };
+    let mut report =
+        RecoveryReport { journal: replay_journal(dma.as_ref(), &geo)?, ..RecoveryReport::default() };
     let space = host_space.with_pm(dma.clone());
     let cache = Arc::new(LineCache::new(cfg.index_cache_lines));
     let engine = Engine::new(space.clone(), cache.clone())?;
@@ -109,7 +119,12 @@ impl Backend {
     }
 
     /// Like [`start`](Self::start); `replay_logs == false` leaves log replay to the pipelines.
-    pub fn start_with(host: SharedPm, comm: Arc<CommRegion>, cfg: BackendConfig, replay_logs: bool) -> Result<Backend, FsError> {
+    pub fn start_with(
+        host: SharedPm,
+        comm: Arc<CommRegion>,
+        cfg: BackendConfig,
+        replay_logs: bool,
+    ) -> Result<Backend, FsError> {
         let (shared, report) = open_with(host, comm, cfg, replay_logs)?;
         let mut threads = Vec::new();
         for slot in 0..shared.logs.len() {

@@ -69,7 +69,11 @@ pub struct BackendConfigError {
 impl BackendConfig {
     /// A configuration with no modelled costs (functional tests).
     pub fn free() -> BackendConfig {
-        BackendConfig { slowdown: 1.0, dma: DmaModel { latency_ns: 0, bandwidth_mbps: 0 }, ..BackendConfig::default() }
+        BackendConfig {
+            slowdown: 1.0,
+            dma: DmaModel { latency_ns: 0, bandwidth_mbps: 0 },
+            ..BackendConfig::default()
+        }
     }
 
     /// Checks the fields.

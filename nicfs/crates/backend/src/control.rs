@@ -15,7 +15,16 @@ enum Pending {
     /// Reply once the head reaches `target`.
     Drained { slot: usize, id: u32, target: u64, kind: MsgKind },
     /// A lease waiting for revoked holders.
-    Lease { slot: usize, id: u32, ino: u64, mode: LeaseMode, idx: usize, writer: Option<usize>, target: Option<u64>, since: u64 },
+    Lease {
+        slot: usize,
+        id: u32,
+        ino: u64,
+        mode: LeaseMode,
+        idx: usize,
+        writer: Option<usize>,
+        target: Option<u64>,
+        since: u64,
+    },
 }
 
 fn reply(sh: &Shared, slot: usize, m: Msg) {
@@ -48,10 +57,19 @@ fn handle(sh: &Shared, slot: usize, m: Msg, pend: &mut Vec<Pending>) {
             let Some(mode) = LeaseMode::from_code(m.args[1]) else { return err(sh, slot, m.id, 22) };
             let ino = m.args[0];
             match sh.decide(slot, ino, mode) {
-                Decision::Grant(idx, exp) => reply(sh, slot, Msg::new(MsgKind::Lease, m.id, &[idx as u64, exp])),
-                Decision::Wait { idx, writer } => {
-                    pend.push(Pending::Lease { slot, id: m.id, ino, mode, idx, writer, target: None, since: mono_ns() })
+                Decision::Grant(idx, exp) => {
+                    reply(sh, slot, Msg::new(MsgKind::Lease, m.id, &[idx as u64, exp]))
                 }
+                Decision::Wait { idx, writer } => pend.push(Pending::Lease {
+                    slot,
+                    id: m.id,
+                    ino,
+                    mode,
+                    idx,
+                    writer,
+                    target: None,
+                    since: mono_ns(),
+                }),
                 Decision::Full => err(sh, slot, m.id, 28),
             }
         }

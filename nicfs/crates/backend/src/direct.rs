@@ -35,11 +35,14 @@ impl Link for DirectLink {
                 Ok(ok)
             }
             MsgKind::LeaseReq => {
-                let mode = LeaseMode::from_code(args.get(1).copied().unwrap_or(0)).ok_or(FsError::Invalid("lease mode"))?;
+                let mode = LeaseMode::from_code(args.get(1).copied().unwrap_or(0))
+                    .ok_or(FsError::Invalid("lease mode"))?;
                 let ino = args.first().copied().unwrap_or(0);
                 for _ in 0..4 {
                     match sh.decide(self.slot, ino, mode) {
-                        Decision::Grant(idx, exp) => return Ok(Msg::new(MsgKind::Lease, 0, &[idx as u64, exp])),
+                        Decision::Grant(idx, exp) => {
+                            return Ok(Msg::new(MsgKind::Lease, 0, &[idx as u64, exp]));
+                        }
                         Decision::Wait { idx, writer } => {
                             if let Some(w) = writer {
                                 sh.drain_inline(w, false)?;

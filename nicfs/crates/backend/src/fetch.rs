@@ -32,13 +32,23 @@ pub struct Batch {
 /// Fetches up to `max` records starting at `next` (but never past the tail).
 /// `verify_data` also checks write payload checksums (recovery does; the live path trusts
 /// payloads its own host wrote moments ago).
-pub fn fetch(dma: &dyn Pm, space: &Space, ls: &LogSpace, next: u64, max: usize, verify_data: bool) -> Result<Option<Batch>, FsError> {
+pub fn fetch(
+    dma: &dyn Pm,
+    space: &Space,
+    ls: &LogSpace,
+    next: u64,
+    max: usize,
+    verify_data: bool,
+) -> Result<Option<Batch>, FsError> {
     let tail = ls.tail(dma);
     if tail <= next {
         return Ok(None);
     }
     if tail - next > ls.geo.headers as u64 {
-        return Err(FsError::corrupt(format!("log {}: tail {tail} is more than a log ahead of {next}", ls.index)));
+        return Err(FsError::corrupt(format!(
+            "log {}: tail {tail} is more than a log ahead of {next}",
+            ls.index
+        )));
     }
     let end = tail.min(next + max as u64);
     // Read headers with as few transfers as possible (one, or two across the wrap).
@@ -54,11 +64,13 @@ pub fn fetch(dma: &dyn Pm, space: &Space, ls: &LogSpace, next: u64, max: usize, 
     let mut entries = Vec::with_capacity((end - next) as usize);
     for (k, chunk) in raw.chunks(LOG_HEADER_SIZE).enumerate() {
         let s = next + k as u64;
-        let hdr = LogHeader::decode(chunk).map_err(|e| FsError::corrupt(format!("log {} seq {s}: {e}", ls.index)))?;
+        let hdr = LogHeader::decode(chunk)
+            .map_err(|e| FsError::corrupt(format!("log {} seq {s}: {e}", ls.index)))?;
         if hdr.seq != s {
             return Err(FsError::corrupt(format!("log {} seq {s}: header holds seq {}", ls.index, hdr.seq)));
         }
-        hdr.validate(space.geo_ref()).map_err(|e| FsError::corrupt(format!("log {} seq {s}: {e}", ls.index)))?;
+        hdr.validate(space.geo_ref())
+            .map_err(|e| FsError::corrupt(format!("log {} seq {s}: {e}", ls.index)))?;
         if hdr.data_pos % ls.geo.data_bytes + hdr.data_len as u64 > ls.geo.data_bytes {
             return Err(FsError::corrupt(format!("log {} seq {s}: payload wraps", ls.index)));
         }

@@ -157,7 +157,8 @@ impl InodePlan {
     }
 
     fn setattr(&mut self, mask: SetAttrMask, mode: u32, uid: u32, gid: u32, times: &[u8], t: i64) {
-        let time = |i: usize| times.get(i..i + 8).map_or(0, |b| i64::from_le_bytes(b.try_into().expect("8 bytes")));
+        let time =
+            |i: usize| times.get(i..i + 8).map_or(0, |b| i64::from_le_bytes(b.try_into().expect("8 bytes")));
         if mask.has(SetAttrMask::MODE) {
             self.mode = Some(mode);
         }

@@ -39,11 +39,15 @@ fn batch_inos(batch: &Batch) -> Vec<Ino> {
     let mut v = Vec::new();
     for e in &batch.entries {
         match e.hdr.op {
-            LogOp::Write { ino, .. } | LogOp::Truncate { ino, .. } | LogOp::SetAttr { ino, .. } => v.push(ino),
-            LogOp::Create { parent, ino, .. } | LogOp::Link { parent, ino } | LogOp::Unlink { parent, ino } => {
-                v.extend([parent, ino])
+            LogOp::Write { ino, .. } | LogOp::Truncate { ino, .. } | LogOp::SetAttr { ino, .. } => {
+                v.push(ino)
             }
-            LogOp::Rename { src_parent, dst_parent, ino, replaced, .. } => v.extend([src_parent, dst_parent, ino, replaced]),
+            LogOp::Create { parent, ino, .. }
+            | LogOp::Link { parent, ino }
+            | LogOp::Unlink { parent, ino } => v.extend([parent, ino]),
+            LogOp::Rename { src_parent, dst_parent, ino, replaced, .. } => {
+                v.extend([src_parent, dst_parent, ino, replaced])
+            }
         }
     }
     v.sort();
@@ -51,7 +55,12 @@ fn batch_inos(batch: &Batch) -> Vec<Ino> {
     v
 }
 
-fn apply_plan(txn: &mut Txn<'_>, copy: &CopyEngine, p: &InodePlan, st: &mut PatchStats) -> Result<(), FsError> {
+fn apply_plan(
+    txn: &mut Txn<'_>,
+    copy: &CopyEngine,
+    p: &InodePlan,
+    st: &mut PatchStats,
+) -> Result<(), FsError> {
     let mut t = txn.get_inode(p.ino)?;
     if t.nlink == 0 {
         return Err(FsError::NotFound);
@@ -112,7 +121,13 @@ fn apply_ns(txn: &mut Txn<'_>, e: &Entry) -> Result<(), FsError> {
     }
 }
 
-fn apply(eng: &mut Engine, copy: &CopyEngine, ls: &LogSpace, batch: &Batch, steps: &[Step]) -> Result<PatchStats, FsError> {
+fn apply(
+    eng: &mut Engine,
+    copy: &CopyEngine,
+    ls: &LogSpace,
+    batch: &Batch,
+    steps: &[Step],
+) -> Result<PatchStats, FsError> {
     let mut st = PatchStats { records: batch.entries.len() as u64, commits: 1, ..PatchStats::default() };
     let mut txn = eng.begin();
     for step in steps {
@@ -132,7 +147,10 @@ fn apply(eng: &mut Engine, copy: &CopyEngine, ls: &LogSpace, batch: &Batch, step
                 if let Err(err) = apply_ns(&mut txn, e) {
                     txn.rollback(sp);
                     st.rejected += 1;
-                    eprintln!("nicfs-backend: log {} seq {}: rejected {:?}: {err}", ls.index, e.hdr.seq, e.hdr.op);
+                    eprintln!(
+                        "nicfs-backend: log {} seq {}: rejected {:?}: {err}",
+                        ls.index, e.hdr.seq, e.hdr.op
+                    );
                 }
             }
         }
@@ -159,8 +177,18 @@ pub fn patch(
     let r = match apply(eng, copy, ls, batch, steps) {
         Err(FsError::TxnTooLarge { .. }) if batch.entries.len() > 1 => {
             let mid = batch.entries.len() / 2;
-            let first = Batch { slot: batch.slot, first: batch.first, end: batch.first + mid as u64, entries: batch.entries[..mid].to_vec() };
-            let second = Batch { slot: batch.slot, first: first.end, end: batch.end, entries: batch.entries[mid..].to_vec() };
+            let first = Batch {
+                slot: batch.slot,
+                first: batch.first,
+                end: batch.first + mid as u64,
+                entries: batch.entries[..mid].to_vec(),
+            };
+            let second = Batch {
+                slot: batch.slot,
+                first: first.end,
+                end: batch.end,
+                entries: batch.entries[mid..].to_vec(),
+            };
             let mut total = PatchStats::default();
             let mut res = Ok(());
             for half in [first, second] {

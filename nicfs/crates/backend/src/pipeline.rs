@@ -92,7 +92,9 @@ fn serial_loop(sh: Arc<Shared>, slot: usize) {
 /// Starts the threads for log `slot`.
 pub(crate) fn spawn(sh: &Arc<Shared>, slot: usize) -> Vec<JoinHandle<()>> {
     let name = |s: &str| format!("nicfs-{s}-{slot}");
-    let spawn = |n: String, f: Box<dyn FnOnce() + Send>| std::thread::Builder::new().name(n).spawn(f).expect("spawn thread");
+    let spawn = |n: String, f: Box<dyn FnOnce() + Send>| {
+        std::thread::Builder::new().name(n).spawn(f).expect("spawn thread")
+    };
     if !sh.cfg.pipeline {
         let s = sh.clone();
         return vec![spawn(name("serial"), Box::new(move || serial_loop(s, slot)))];

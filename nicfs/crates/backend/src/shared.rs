@@ -7,13 +7,13 @@ use nicfs_comm::CommRegion;
 use nicfs_pm::SharedPm;
 use nicfs_store::{Engine, FsError, LineCache, LogSpace, Space};
 
+use crate::BackendConfig;
 use crate::copy::CopyEngine;
 use crate::cores::CorePool;
 use crate::fetch::{Batch, fetch};
 use crate::locate::{Located, locate};
 use crate::merge::{Step, merge};
 use crate::patch::{PatchStats, patch};
-use crate::BackendConfig;
 
 /// Counters, readable while the back end runs.
 #[derive(Default)]
@@ -89,7 +89,9 @@ impl Shared {
 
     /// Stage 1 on a NIC core.
     pub(crate) fn stage_fetch(&self, slot: usize, next: u64, verify: bool) -> Result<Option<Batch>, FsError> {
-        self.cores.run(|| fetch(self.dma.as_ref(), &self.space, &self.logs[slot].ls, next, self.cfg.batch_max, verify))
+        self.cores.run(|| {
+            fetch(self.dma.as_ref(), &self.space, &self.logs[slot].ls, next, self.cfg.batch_max, verify)
+        })
     }
 
     /// Stage 2 on a NIC core.
@@ -104,12 +106,13 @@ impl Shared {
 
     /// Stage 4 on a NIC core (serialised by the engine lock).
     pub(crate) fn stage_patch(&self, batch: &Batch, steps: &[Step]) -> Result<PatchStats, FsError> {
-        self.cores.run(|| {
-            let mut eng = self.engine();
-            let locks = self.comm.seqlocks();
-            patch(&mut eng, &self.copy, Some(&locks), &self.logs[batch.slot as usize].ls, batch, steps)
-        })
-        .inspect(|s| self.count(s))
+        self.cores
+            .run(|| {
+                let mut eng = self.engine();
+                let locks = self.comm.seqlocks();
+                patch(&mut eng, &self.copy, Some(&locks), &self.logs[batch.slot as usize].ls, batch, steps)
+            })
+            .inspect(|s| self.count(s))
     }
 
     fn count(&self, s: &PatchStats) {

@@ -126,10 +126,17 @@ enum Cmd {
 
 fn parse_size(s: &str) -> Result<u64> {
     let s = s.trim();
-    let (num, mul) = [("GiB", 1u64 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10), ("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)]
-        .iter()
-        .find_map(|(suf, m)| s.strip_suffix(suf).map(|n| (n, *m)))
-        .unwrap_or((s, 1));
+    let (num, mul) = [
+        ("GiB", 1u64 << 30),
+        ("MiB", 1 << 20),
+        ("KiB", 1 << 10),
+        ("G", 1 << 30),
+        ("M", 1 << 20),
+        ("K", 1 << 10),
+    ]
+    .iter()
+    .find_map(|(suf, m)| s.strip_suffix(suf).map(|n| (n, *m)))
+    .unwrap_or((s, 1));
     let n: u64 = num.trim().parse().with_context(|| format!("bad size {s:?}"))?;
     n.checked_mul(mul).context("size overflows")
 }
@@ -150,14 +157,19 @@ fn install_signals() {
 
 fn load_backend_cfg(path: &Option<PathBuf>) -> Result<BackendConfig> {
     let cfg: BackendConfig = match path {
-        Some(p) => toml::from_str(&std::fs::read_to_string(p)?).with_context(|| format!("parsing {}", p.display()))?,
+        Some(p) => toml::from_str(&std::fs::read_to_string(p)?)
+            .with_context(|| format!("parsing {}", p.display()))?,
         None => BackendConfig::default(),
     };
     cfg.validate()?;
     Ok(cfg)
 }
 
-fn start_backend(pm: &std::path::Path, cfg: BackendConfig, timed: bool) -> Result<(Backend, Arc<CommRegion>)> {
+fn start_backend(
+    pm: &std::path::Path,
+    cfg: BackendConfig,
+    timed: bool,
+) -> Result<(Backend, Arc<CommRegion>)> {
     let host = open_pm(pm, timed.then(CostModel::default))?;
     let comm = Arc::new(open_or_create_comm(pm)?);
     let be = Backend::start(host, comm.clone(), cfg).context("starting the back end")?;
@@ -178,7 +190,8 @@ fn start_backend(pm: &std::path::Path, cfg: BackendConfig, timed: bool) -> Resul
 
 fn attach(pm: &std::path::Path) -> Result<Client> {
     let host = open_pm(pm, None)?;
-    let comm = Arc::new(CommRegion::open(&comm_path(pm)).context("no comm region: is `nicfs daemon` running?")?);
+    let comm =
+        Arc::new(CommRegion::open(&comm_path(pm)).context("no comm region: is `nicfs daemon` running?")?);
     Ok(Client::attach(host, comm, FrontendConfig::default())?)
 }
 
@@ -224,9 +237,15 @@ pub fn run(cli: Cli) -> Result<()> {
             be.stop();
         }
         Cmd::Mount { pm, mountpoint, with_daemon } => {
-            let be = if with_daemon { Some(start_backend(&pm, BackendConfig::default(), false)?) } else { None };
+            let be =
+                if with_daemon { Some(start_backend(&pm, BackendConfig::default(), false)?) } else { None };
             let client = attach(&pm)?;
-            eprintln!("nicfs: mounted {} on {} (log space {})", pm.display(), mountpoint.display(), client.slot());
+            eprintln!(
+                "nicfs: mounted {} on {} (log space {})",
+                pm.display(),
+                mountpoint.display(),
+                client.slot()
+            );
             nicfs_fuse::mount(client, &mountpoint)?;
             if let Some((b, _)) = be {
                 b.stop();
@@ -237,7 +256,10 @@ pub fn run(cli: Cli) -> Result<()> {
             if repair {
                 let comm = Arc::new(CommRegion::anonymous()?);
                 let (_sh, r) = nicfs_backend::open(host.clone(), comm, BackendConfig::free())?;
-                println!("recovery: journal applied {}, batches {:?}, rejected {}, errors {:?}", r.journal.applied, r.batches, r.rejected, r.errors);
+                println!(
+                    "recovery: journal applied {}, batches {:?}, rejected {}, errors {:?}",
+                    r.journal.applied, r.batches, r.rejected, r.errors
+                );
             }
             let space = Space::open(host.clone()).context("superblock")?;
             let mut dirty = false;
@@ -250,7 +272,10 @@ pub fn run(cli: Cli) -> Result<()> {
                             println!("log {i}: {} unapplied records (head {h}, tail {t})", t - h);
                         }
                         for s in h..t {
-                            if let Err(e) = ls.read_header(host.as_ref(), &space, s).and_then(|hd| ls.read_payload(host.as_ref(), &hd)) {
+                            if let Err(e) = ls
+                                .read_header(host.as_ref(), &space, s)
+                                .and_then(|hd| ls.read_payload(host.as_ref(), &hd))
+                            {
                                 println!("log {i}: {e}");
                                 dirty = true;
                                 break;
@@ -264,12 +289,22 @@ pub fn run(cli: Cli) -> Result<()> {
                 }
             }
             let r = fsck(&space);
-            println!("fsck: {} inodes, {} directories, {} blocks in use, {} problems", r.inodes, r.dirs, r.blocks, r.problems.len());
+            println!(
+                "fsck: {} inodes, {} directories, {} blocks in use, {} problems",
+                r.inodes,
+                r.dirs,
+                r.blocks,
+                r.problems.len()
+            );
             for p in r.problems.iter().take(50) {
                 println!("  {p}");
             }
             if !r.is_clean() {
-                bail!("file system has {} problems{}", r.problems.len(), if dirty { " (and unapplied logs: try --repair)" } else { "" });
+                bail!(
+                    "file system has {} problems{}",
+                    r.problems.len(),
+                    if dirty { " (and unapplied logs: try --repair)" } else { "" }
+                );
             }
             if dirty {
                 println!("logs hold unapplied records; mounting (or fsck --repair) replays them");
@@ -297,7 +332,12 @@ pub fn run(cli: Cli) -> Result<()> {
             }
             println!(
                 "crashcheck: {} sequences, {} ops, {} fences, {} crash images checked, {} idempotence re-runs, {} violations",
-                total.sequences, total.ops, total.fences, total.images, total.idempotence_checks, total.violations.len()
+                total.sequences,
+                total.ops,
+                total.fences,
+                total.images,
+                total.idempotence_checks,
+                total.violations.len()
             );
             for v in total.violations.iter().take(20) {
                 println!("  {v}");
@@ -339,13 +379,24 @@ fn mpcheck(workers: u64, mode: &str, ops: u64, seed: u64) -> Result<()> {
         bail!("--workers must be in 1..=8");
     }
     let pm = scratch_dir().join(format!("nicfs-mpcheck-{}", std::process::id()));
-    let fmt = FormatConfig { size_bytes: 64 << 20, inodes: 1024, log_spaces: 8, log_headers: 1024, log_data_bytes: 1 << 20, journal_blocks: 64 };
+    let fmt = FormatConfig {
+        size_bytes: 64 << 20,
+        inodes: 1024,
+        log_spaces: 8,
+        log_headers: 1024,
+        log_data_bytes: 1 << 20,
+        journal_blocks: 64,
+    };
     mkfs(&FastPm::new(MappedFile::create(&pm, fmt.size_bytes)?), &fmt, seed)?;
     let _ = std::fs::remove_file(comm_path(&pm));
     let _acks = AckArray::open(&ack_path(&pm), true)?;
     let mut cfg = BackendConfig { lease_ms: 500, ..BackendConfig::free() };
-    if std::env::var("NICFS_NOCACHE").is_ok() { cfg.index_cache_lines = 0; }
-    if std::env::var("NICFS_NOPIPE").is_ok() { cfg.pipeline = false; }
+    if std::env::var("NICFS_NOCACHE").is_ok() {
+        cfg.index_cache_lines = 0;
+    }
+    if std::env::var("NICFS_NOPIPE").is_ok() {
+        cfg.pipeline = false;
+    }
     let (be, _comm) = start_backend(&pm, cfg, false)?;
     let exe = std::env::current_exe()?;
     let children: Vec<_> = (0..workers)

@@ -97,7 +97,9 @@ fn gen_op(rng: &mut Rng, t: &Tree) -> Op {
 
 fn run_op(fs: &Fs, op: &Op) -> Result<(), nicfs_frontend::FsError> {
     match op {
-        Op::Create(p) => fs.open(p, OpenFlags { create: true, excl: true, ..OpenFlags::CREATE }, 0o644).and_then(|fd| fs.close(fd)),
+        Op::Create(p) => fs
+            .open(p, OpenFlags { create: true, excl: true, ..OpenFlags::CREATE }, 0o644)
+            .and_then(|fd| fs.close(fd)),
         Op::Write(p, off, d) => {
             let fd = fs.open(p, OpenFlags::RDWR, 0)?;
             fs.pwrite(fd, d, *off)?;
@@ -113,7 +115,14 @@ fn run_op(fs: &Fs, op: &Op) -> Result<(), nicfs_frontend::FsError> {
 
 /// The small file system every sequence runs on (1 MiB; a 64 KiB log forces drains).
 pub fn crash_format() -> FormatConfig {
-    FormatConfig { size_bytes: 1 << 20, inodes: 64, log_spaces: 1, log_headers: 64, log_data_bytes: 64 << 10, journal_blocks: 8 }
+    FormatConfig {
+        size_bytes: 1 << 20,
+        inodes: 64,
+        log_spaces: 1,
+        log_headers: 64,
+        log_data_bytes: 64 << 10,
+        journal_blocks: 8,
+    }
 }
 
 fn summarize(t: &Tree) -> String {
@@ -172,7 +181,10 @@ fn check_image(ctx: &mut Ctx, img: Vec<u8>, fence: u64) {
             "recovered [{}] but acknowledged state is [{}]{}",
             summarize(&tree),
             summarize(&ctx.acked),
-            ctx.inflight.as_ref().map(|t| format!(" and in-flight result is [{}]", summarize(t))).unwrap_or_default()
+            ctx.inflight
+                .as_ref()
+                .map(|t| format!(" and in-flight result is [{}]", summarize(t)))
+                .unwrap_or_default()
         ));
     }
     let f = fsck(&space);
@@ -201,7 +213,8 @@ pub fn run_seed(seed: u64, cfg: &CrashConfig) -> CrashReport {
         let comm = Arc::new(CommRegion::anonymous().map_err(|e| e.to_string())?);
         let (sh, _) = open(shared.clone(), comm.clone(), backend_cfg()).map_err(|e| e.to_string())?;
         let link = Box::new(DirectLink::new(sh, 0));
-        let c = Client::attach_with(shared, comm, 0, link, FrontendConfig::default()).map_err(|e| e.to_string())?;
+        let c = Client::attach_with(shared, comm, 0, link, FrontendConfig::default())
+            .map_err(|e| e.to_string())?;
         Ok(Fs::new(c))
     })();
     let fs = match setup {

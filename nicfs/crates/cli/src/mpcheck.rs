@@ -92,7 +92,15 @@ fn parse(b: &[u8]) -> Option<(u64, u64, u64)> {
 }
 
 /// Runs one worker: `ops` operations, seeded by `seed`.
-pub fn run_worker(fs: &Fs, acks: &AckArray, id: u64, workers: u64, mode: Mode, ops: u64, seed: u64) -> WorkerReport {
+pub fn run_worker(
+    fs: &Fs,
+    acks: &AckArray,
+    id: u64,
+    workers: u64,
+    mode: Mode,
+    ops: u64,
+    seed: u64,
+) -> WorkerReport {
     let mut rep = WorkerReport::default();
     let mut rng = Rng::new(seed ^ id.wrapping_mul(0x9E37));
     let path = match mode {
@@ -143,7 +151,10 @@ pub fn run_worker(fs: &Fs, acks: &AckArray, id: u64, workers: u64, mode: Mode, o
                     if buf.iter().all(|&b| b == 0) || n < BS {
                         if acked > 0 {
                             rep.stale += 1;
-                            note(&mut rep, format!("worker {w} block {blk}: read nothing, acknowledged v{acked}"));
+                            note(
+                                &mut rep,
+                                format!("worker {w} block {blk}: read nothing, acknowledged v{acked}"),
+                            );
                         }
                         continue;
                     }
@@ -158,7 +169,10 @@ pub fn run_worker(fs: &Fs, acks: &AckArray, id: u64, workers: u64, mode: Mode, o
                         }
                         Some((_, _, v)) if v < acked => {
                             rep.stale += 1;
-                            note(&mut rep, format!("worker {w} block {blk}: read v{v}, acknowledged v{acked}"));
+                            note(
+                                &mut rep,
+                                format!("worker {w} block {blk}: read v{v}, acknowledged v{acked}"),
+                            );
                         }
                         Some(_) => {}
                     }

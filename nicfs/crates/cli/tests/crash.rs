@@ -9,12 +9,22 @@ fn every_crash_image_recovers_to_an_allowed_state() {
     let mut total = CrashReport::default();
     for seed in 0..12u64 {
         let r = run_seed(seed, &cfg);
-        assert!(r.violations.is_empty(), "seed {seed}: {} violations, first: {}", r.violations.len(), r.violations[0]);
+        assert!(
+            r.violations.is_empty(),
+            "seed {seed}: {} violations, first: {}",
+            r.violations.len(),
+            r.violations[0]
+        );
         total.merge(r);
     }
     println!(
         "crashcheck: {} sequences, {} ops, {} fences, {} images, {} idempotence re-runs, {} violations",
-        total.sequences, total.ops, total.fences, total.images, total.idempotence_checks, total.violations.len()
+        total.sequences,
+        total.ops,
+        total.fences,
+        total.images,
+        total.idempotence_checks,
+        total.violations.len()
     );
     assert!(total.images > 1000, "too few images checked: {}", total.images);
 }

@@ -10,7 +10,11 @@ fn mpcheck(mode: &str, seed: u64) {
         .expect("run nicfs mpcheck");
     let stdout = String::from_utf8_lossy(&out.stdout);
     println!("{stdout}");
-    assert!(out.status.success(), "mode {mode} seed {seed} failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "mode {mode} seed {seed} failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(stdout.contains("0 stale, 0 torn, 0 errors"), "seed {seed}: {stdout}");
 }
 

@@ -30,7 +30,9 @@ impl MsgKind {
 
     fn from_code(c: u32) -> Option<MsgKind> {
         use MsgKind::*;
-        [Hello, LeaseReq, Lease, AllocInodes, Inodes, Drain, Goodbye, Ok, Err].get(c.checked_sub(1)? as usize).copied()
+        [Hello, LeaseReq, Lease, AllocInodes, Inodes, Drain, Goodbye, Ok, Err]
+            .get(c.checked_sub(1)? as usize)
+            .copied()
     }
 }
 

@@ -96,7 +96,11 @@ impl CommRegion {
     pub fn slot(&self, i: usize) -> Slot<'_> {
         let base = (SLOTS_AT + i * SLOT_BYTES) / 8;
         let w = &self.words()[base..base + SLOT_BYTES / 8];
-        Slot { owner: &w[0], req: Ring::new(&w[8..8 + RING_BYTES / 8]), resp: Ring::new(&w[8 + RING_BYTES / 8..]) }
+        Slot {
+            owner: &w[0],
+            req: Ring::new(&w[8..8 + RING_BYTES / 8]),
+            resp: Ring::new(&w[8 + RING_BYTES / 8..]),
+        }
     }
 
     /// Claims a free slot below `nslots` for `pid` (or one whose owner died).

@@ -64,7 +64,13 @@ impl Client {
 
     /// Attaches to log space `slot` through an explicit link (e.g. a back end running in the
     /// same thread, for deterministic tests). The caller owns the slot.
-    pub fn attach_with(pm: SharedPm, comm: Arc<CommRegion>, slot: u32, mut chan: Box<dyn Link>, cfg: FrontendConfig) -> Result<Client, FsError> {
+    pub fn attach_with(
+        pm: SharedPm,
+        comm: Arc<CommRegion>,
+        slot: u32,
+        mut chan: Box<dyn Link>,
+        cfg: FrontendConfig,
+    ) -> Result<Client, FsError> {
         cfg.validate().map_err(|_| FsError::Invalid("front-end configuration"))?;
         let space = Space::open(pm.clone())?;
         chan.call(MsgKind::Hello, &[std::process::id() as u64])?;
@@ -119,7 +125,8 @@ impl Client {
     fn ensure(&self, st: &mut State, ino: Ino, mode: LeaseMode) -> Result<usize, FsError> {
         let margin = self.cfg.lease_margin_ms * 1_000_000;
         if let Some(&idx) = st.leases.get(&ino) {
-            if self.comm.leases().entry(idx).is_some_and(|e| e.allows(ino.0 as u64, self.slot, mode, margin)) {
+            if self.comm.leases().entry(idx).is_some_and(|e| e.allows(ino.0 as u64, self.slot, mode, margin))
+            {
                 return Ok(idx);
             }
         }
@@ -214,7 +221,9 @@ impl Client {
     /// Attributes of `ino`.
     pub fn getattr(&self, ino: Ino) -> Result<Stat, FsError> {
         let mut st = self.lock();
-        self.with_leases(&mut st, &[(ino, LeaseMode::Read)], |c, st| Ok(Stat::of(ino, &c.inode_view(st, ino)?)))
+        self.with_leases(&mut st, &[(ino, LeaseMode::Read)], |c, st| {
+            Ok(Stat::of(ino, &c.inode_view(st, ino)?))
+        })
     }
 
     /// Reads up to `buf.len()` bytes at `offset`; returns the count (0 at end of file).
@@ -275,7 +284,16 @@ impl Client {
 
     /// Changes attributes selected by `mask` (see [`SetAttrMask`]).
     #[allow(clippy::too_many_arguments)]
-    pub fn setattr(&self, ino: Ino, mask: SetAttrMask, mode: u32, uid: u32, gid: u32, atime: i64, mtime: i64) -> Result<Stat, FsError> {
+    pub fn setattr(
+        &self,
+        ino: Ino,
+        mask: SetAttrMask,
+        mode: u32,
+        uid: u32,
+        gid: u32,
+        atime: i64,
+        mtime: i64,
+    ) -> Result<Stat, FsError> {
         let mut st = self.lock();
         self.with_leases(&mut st, &[(ino, LeaseMode::Write)], |c, st| {
             let mut v = c.inode_view(st, ino)?;

@@ -31,11 +31,14 @@ pub struct OpenFlags {
 
 impl OpenFlags {
     /// Read-only.
-    pub const READ: OpenFlags = OpenFlags { read: true, write: false, create: false, excl: false, truncate: false, append: false };
+    pub const READ: OpenFlags =
+        OpenFlags { read: true, write: false, create: false, excl: false, truncate: false, append: false };
     /// Read-write.
-    pub const RDWR: OpenFlags = OpenFlags { read: true, write: true, create: false, excl: false, truncate: false, append: false };
+    pub const RDWR: OpenFlags =
+        OpenFlags { read: true, write: true, create: false, excl: false, truncate: false, append: false };
     /// Read-write, created if missing.
-    pub const CREATE: OpenFlags = OpenFlags { read: true, write: true, create: true, excl: false, truncate: false, append: false };
+    pub const CREATE: OpenFlags =
+        OpenFlags { read: true, write: true, create: true, excl: false, truncate: false, append: false };
 }
 
 struct OpenFile {

@@ -66,14 +66,26 @@ impl Client {
     pub fn readdir(&self, dir: Ino) -> Result<Vec<DirEntry>, FsError> {
         let mut st = self.lock();
         self.with_leases(&mut st, &[(dir, LeaseMode::Read)], |c, st| {
-            Ok(c.dir_view(st, dir)?.iter().map(|(n, (i, t))| DirEntry { name: n.clone(), ino: *i, ftype: *t }).collect())
+            Ok(c.dir_view(st, dir)?
+                .iter()
+                .map(|(n, (i, t))| DirEntry { name: n.clone(), ino: *i, ftype: *t })
+                .collect())
         })
     }
 
     /// Creates `name` in `parent` (file, directory, device, FIFO or, with a non-empty
     /// `target`, a symbolic link) and returns its attributes.
     #[allow(clippy::too_many_arguments)]
-    pub fn create(&self, parent: Ino, name: &[u8], mode_bits: u32, uid: u32, gid: u32, rdev: u32, target: &[u8]) -> Result<Stat, FsError> {
+    pub fn create(
+        &self,
+        parent: Ino,
+        name: &[u8],
+        mode_bits: u32,
+        uid: u32,
+        gid: u32,
+        rdev: u32,
+        target: &[u8],
+    ) -> Result<Stat, FsError> {
         check_name(name)?;
         if target.len() > 4096 {
             return Err(FsError::NameTooLong);
@@ -85,10 +97,16 @@ impl Client {
                 return Err(FsError::Exists);
             }
             let t = now_ns();
-            let op = LogOp::Create { parent, ino, mode: mode_bits, uid, gid, rdev, name_len: name.len() as u16 };
+            let op =
+                LogOp::Create { parent, ino, mode: mode_bits, uid, gid, rdev, name_len: name.len() as u16 };
             let (seq, src) = c.append(st, op, &[name, target], t)?;
             if !target.is_empty() {
-                st.files.entry(ino).or_default().add_write(seq, 0, target.len() as u64, src.add(name.len() as u64));
+                st.files.entry(ino).or_default().add_write(
+                    seq,
+                    0,
+                    target.len() as u64,
+                    src.add(name.len() as u64),
+                );
             }
             let is_dir = mode_bits & mode::S_IFMT == mode::S_IFDIR;
             let n = Inode {
@@ -233,7 +251,13 @@ impl Client {
                 rv = Some((r, v));
             }
             let t = now_ns();
-            let op = LogOp::Rename { src_parent: sp, dst_parent: dp, ino: moved.0, replaced: replaced.map_or(Ino(0), |r| r.0), src_len: sname.len() as u16 };
+            let op = LogOp::Rename {
+                src_parent: sp,
+                dst_parent: dp,
+                ino: moved.0,
+                replaced: replaced.map_or(Ino(0), |r| r.0),
+                src_len: sname.len() as u16,
+            };
             let (seq, _) = c.append(st, op, &[sname, dname], t)?;
             if let Some((r, mut v)) = rv {
                 v.nlink = if v.is_dir() { 0 } else { v.nlink - 1 };

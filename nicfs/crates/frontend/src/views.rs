@@ -53,7 +53,11 @@ impl Client {
     }
 
     /// The logical directory: public entries plus pending inserts and removals.
-    pub(crate) fn dir_view<'s>(&self, st: &'s mut State, dir: Ino) -> Result<&'s BTreeMap<Vec<u8>, (Ino, FileType)>, FsError> {
+    pub(crate) fn dir_view<'s>(
+        &self,
+        st: &'s mut State,
+        dir: Ino,
+    ) -> Result<&'s BTreeMap<Vec<u8>, (Ino, FileType)>, FsError> {
         if !st.dirs.contains_key(&dir) {
             let v = self.inode_view(st, dir)?;
             if !v.is_dir() {
@@ -84,7 +88,12 @@ impl Client {
     }
 
     /// Looks `name` up in the view of `dir`.
-    pub(crate) fn lookup_view(&self, st: &mut State, dir: Ino, name: &[u8]) -> Result<Option<(Ino, FileType)>, FsError> {
+    pub(crate) fn lookup_view(
+        &self,
+        st: &mut State,
+        dir: Ino,
+        name: &[u8],
+    ) -> Result<Option<(Ino, FileType)>, FsError> {
         Ok(self.dir_view(st, dir)?.get(name).copied())
     }
 
@@ -107,7 +116,13 @@ impl Client {
     }
 
     /// Reads at `offset` into `buf` (lease held by the caller).
-    pub(crate) fn read_locked(&self, st: &mut State, ino: Ino, offset: u64, buf: &mut [u8]) -> Result<usize, FsError> {
+    pub(crate) fn read_locked(
+        &self,
+        st: &mut State,
+        ino: Ino,
+        offset: u64,
+        buf: &mut [u8],
+    ) -> Result<usize, FsError> {
         let v = self.inode_view(st, ino)?;
         if v.is_dir() {
             return Err(FsError::IsDir);

@@ -11,7 +11,11 @@ use nicfs_layout::{FileType, mode};
 pub(crate) const TTL: Duration = Duration::ZERO;
 
 pub(crate) fn time(ns: i64) -> SystemTime {
-    if ns >= 0 { UNIX_EPOCH + Duration::from_nanos(ns as u64) } else { UNIX_EPOCH - Duration::from_nanos(ns.unsigned_abs()) }
+    if ns >= 0 {
+        UNIX_EPOCH + Duration::from_nanos(ns as u64)
+    } else {
+        UNIX_EPOCH - Duration::from_nanos(ns.unsigned_abs())
+    }
 }
 
 pub(crate) fn ns(t: SystemTime) -> i64 {

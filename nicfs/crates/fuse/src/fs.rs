@@ -7,8 +7,8 @@ use std::path::Path;
 use std::time::SystemTime;
 
 use fuser::{
-    Filesystem, MountOption, ReplyAttr, ReplyCreate, ReplyData, ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyOpen,
-    ReplyStatfs, ReplyWrite, Request, TimeOrNow,
+    Filesystem, MountOption, ReplyAttr, ReplyCreate, ReplyData, ReplyDirectory, ReplyEmpty, ReplyEntry,
+    ReplyOpen, ReplyStatfs, ReplyWrite, Request, TimeOrNow,
 };
 use nicfs_frontend::{Client, FsError};
 use nicfs_layout::{Ino, ROOT_INO, SetAttrMask, mode};
@@ -53,7 +53,10 @@ impl NicfsFuse {
     fn orphan_if_open(&mut self, parent: Ino, name: &[u8]) -> Result<bool, FsError> {
         let Ok(i) = self.client.lookup_ino(parent, name) else { return Ok(false) };
         let st = self.client.getattr(i)?;
-        if self.open.get(&(i.0 as u64)).copied().unwrap_or(0) == 0 || st.nlink != 1 || st.mode & mode::S_IFMT == mode::S_IFDIR {
+        if self.open.get(&(i.0 as u64)).copied().unwrap_or(0) == 0
+            || st.nlink != 1
+            || st.mode & mode::S_IFMT == mode::S_IFDIR
+        {
             return Ok(false);
         }
         let hidden = [ORPHAN_PREFIX, i.0.to_string().as_bytes()].concat();
@@ -195,13 +198,30 @@ impl Filesystem for NicfsFuse {
         }
     }
 
-    fn mknod(&mut self, req: &Request<'_>, parent: u64, name: &OsStr, m: u32, _umask: u32, rdev: u32, reply: ReplyEntry) {
+    fn mknod(
+        &mut self,
+        req: &Request<'_>,
+        parent: u64,
+        name: &OsStr,
+        m: u32,
+        _umask: u32,
+        rdev: u32,
+        reply: ReplyEntry,
+    ) {
         let (gid, _) = self.gid_for(ino(parent), req.gid());
         let m = if m & mode::S_IFMT == 0 { m | mode::S_IFREG } else { m };
         self.entry(self.client.create(ino(parent), name.as_bytes(), m, req.uid(), gid, rdev, b""), reply);
     }
 
-    fn mkdir(&mut self, req: &Request<'_>, parent: u64, name: &OsStr, m: u32, _umask: u32, reply: ReplyEntry) {
+    fn mkdir(
+        &mut self,
+        req: &Request<'_>,
+        parent: u64,
+        name: &OsStr,
+        m: u32,
+        _umask: u32,
+        reply: ReplyEntry,
+    ) {
         let (gid, sgid) = self.gid_for(ino(parent), req.gid());
         let m = mode::S_IFDIR | (m & 0o7777) | if sgid { 0o2000 } else { 0 };
         self.entry(self.client.create(ino(parent), name.as_bytes(), m, req.uid(), gid, 0, b""), reply);
@@ -226,20 +246,48 @@ impl Filesystem for NicfsFuse {
         }
     }
 
-    fn symlink(&mut self, req: &Request<'_>, parent: u64, link_name: &OsStr, target: &Path, reply: ReplyEntry) {
+    fn symlink(
+        &mut self,
+        req: &Request<'_>,
+        parent: u64,
+        link_name: &OsStr,
+        target: &Path,
+        reply: ReplyEntry,
+    ) {
         let t = target.as_os_str().as_bytes();
         if t.is_empty() {
             return reply.error(libc::ENOENT);
         }
         let (gid, _) = self.gid_for(ino(parent), req.gid());
-        self.entry(self.client.create(ino(parent), link_name.as_bytes(), mode::S_IFLNK | 0o777, req.uid(), gid, 0, t), reply);
+        self.entry(
+            self.client.create(
+                ino(parent),
+                link_name.as_bytes(),
+                mode::S_IFLNK | 0o777,
+                req.uid(),
+                gid,
+                0,
+                t,
+            ),
+            reply,
+        );
     }
 
-    fn rename(&mut self, _req: &Request<'_>, p: u64, name: &OsStr, np: u64, newname: &OsStr, flags: u32, reply: ReplyEmpty) {
+    fn rename(
+        &mut self,
+        _req: &Request<'_>,
+        p: u64,
+        name: &OsStr,
+        np: u64,
+        newname: &OsStr,
+        flags: u32,
+        reply: ReplyEmpty,
+    ) {
         if flags != 0 {
             return reply.error(libc::EINVAL);
         }
-        let same = self.client.lookup_ino(ino(p), name.as_bytes()).ok() == self.client.lookup_ino(ino(np), newname.as_bytes()).ok();
+        let same = self.client.lookup_ino(ino(p), name.as_bytes()).ok()
+            == self.client.lookup_ino(ino(np), newname.as_bytes()).ok();
         if !same {
             if let Err(e) = self.orphan_if_open(ino(np), newname.as_bytes()) {
                 return reply.error(errno(&e));
@@ -265,7 +313,16 @@ impl Filesystem for NicfsFuse {
         }
     }
 
-    fn release(&mut self, _req: &Request<'_>, i: u64, _fh: u64, _flags: i32, _lock: Option<u64>, _flush: bool, reply: ReplyEmpty) {
+    fn release(
+        &mut self,
+        _req: &Request<'_>,
+        i: u64,
+        _fh: u64,
+        _flags: i32,
+        _lock: Option<u64>,
+        _flush: bool,
+        reply: ReplyEmpty,
+    ) {
         let n = self.open.entry(i).or_default();
         *n = n.saturating_sub(1);
         if *n == 0 {
@@ -277,7 +334,17 @@ impl Filesystem for NicfsFuse {
         reply.ok();
     }
 
-    fn read(&mut self, _req: &Request<'_>, i: u64, _fh: u64, off: i64, size: u32, _f: i32, _l: Option<u64>, reply: ReplyData) {
+    fn read(
+        &mut self,
+        _req: &Request<'_>,
+        i: u64,
+        _fh: u64,
+        off: i64,
+        size: u32,
+        _f: i32,
+        _l: Option<u64>,
+        reply: ReplyData,
+    ) {
         let mut buf = vec![0u8; size as usize];
         match self.client.read(ino(i), off.max(0) as u64, &mut buf) {
             Ok(n) => reply.data(&buf[..n]),
@@ -286,7 +353,18 @@ impl Filesystem for NicfsFuse {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn write(&mut self, _req: &Request<'_>, i: u64, _fh: u64, off: i64, data: &[u8], _wf: u32, _f: i32, _l: Option<u64>, reply: ReplyWrite) {
+    fn write(
+        &mut self,
+        _req: &Request<'_>,
+        i: u64,
+        _fh: u64,
+        off: i64,
+        data: &[u8],
+        _wf: u32,
+        _f: i32,
+        _l: Option<u64>,
+        reply: ReplyWrite,
+    ) {
         match self.client.write(ino(i), off.max(0) as u64, data) {
             Ok(n) => reply.written(n as u32),
             Err(e) => reply.error(errno(&e)),
@@ -308,7 +386,10 @@ impl Filesystem for NicfsFuse {
             Err(e) => return reply.error(errno(&e)),
         };
         let parent = self.client.lookup_ino(dir, b"..").unwrap_or(dir);
-        let mut all = vec![(dir.0 as u64, fuser::FileType::Directory, b".".to_vec()), (parent.0 as u64, fuser::FileType::Directory, b"..".to_vec())];
+        let mut all = vec![
+            (dir.0 as u64, fuser::FileType::Directory, b".".to_vec()),
+            (parent.0 as u64, fuser::FileType::Directory, b"..".to_vec()),
+        ];
         all.extend(
             entries
                 .into_iter()
@@ -332,7 +413,16 @@ impl Filesystem for NicfsFuse {
         reply.ok();
     }
 
-    fn create(&mut self, req: &Request<'_>, parent: u64, name: &OsStr, m: u32, _umask: u32, _flags: i32, reply: ReplyCreate) {
+    fn create(
+        &mut self,
+        req: &Request<'_>,
+        parent: u64,
+        name: &OsStr,
+        m: u32,
+        _umask: u32,
+        _flags: i32,
+        reply: ReplyCreate,
+    ) {
         let (gid, _) = self.gid_for(ino(parent), req.gid());
         let m = if m & mode::S_IFMT == 0 { m | mode::S_IFREG } else { m };
         match self.client.create(ino(parent), name.as_bytes(), m, req.uid(), gid, 0, b"") {

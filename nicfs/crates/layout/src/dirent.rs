@@ -94,16 +94,17 @@ impl Dirent {
             return Ok(None);
         }
         let len = get_u16(b, 4) as usize;
-        let ftype = FileType::from_code(b[6])
-            .ok_or(LayoutError::OutOfRange { what: WHAT, field: "type", value: b[6] as u64 })?;
+        let ftype = FileType::from_code(b[6]).ok_or(LayoutError::OutOfRange {
+            what: WHAT,
+            field: "type",
+            value: b[6] as u64,
+        })?;
         if len == 0 || len > NAME_MAX || !is_valid_name(&b[8..8 + len]) {
             return Err(LayoutError::OutOfRange { what: WHAT, field: "name", value: len as u64 });
         }
         Ok(Some(Dirent { ino, ftype, name: b[8..8 + len].to_vec() }))
     }
 }
-
-
 
 #[cfg(test)]
 mod tests {

@@ -163,7 +163,10 @@ impl Geometry {
         // Remaining blocks hold the block bitmap and the data region.
         let fixed = bbitmap_start + itable_blocks + log_total;
         if fixed + 16 + 1 > total {
-            return Err(bad("size_bytes", format!("too small: metadata and logs need {} blocks", fixed + 17)));
+            return Err(bad(
+                "size_bytes",
+                format!("too small: metadata and logs need {} blocks", fixed + 17),
+            ));
         }
         let rest = total - fixed;
         let bbitmap_blocks = div_ceil(rest, BLOCK_SIZE * 8 + 1);
@@ -296,9 +299,7 @@ impl Geometry {
             log_data_bytes: f(15) as u64 * BLOCK_SIZE,
         };
         let geo = Geometry::compute(&cfg).map_err(|e| match e {
-            LayoutError::BadConfig { field, .. } => {
-                LayoutError::OutOfRange { what: WHAT, field, value: 0 }
-            }
+            LayoutError::BadConfig { field, .. } => LayoutError::OutOfRange { what: WHAT, field, value: 0 },
             other => other,
         })?;
         for (i, (name, v)) in geo.fields().iter().enumerate() {
@@ -316,7 +317,13 @@ mod tests {
 
     #[test]
     fn default_and_small_configs_are_valid_and_regions_do_not_overlap() {
-        for cfg in [FormatConfig::default(), FormatConfig::small(4 << 20), FormatConfig::for_size(64 << 20), FormatConfig::for_size(256 << 20), FormatConfig::for_size(8 << 30)] {
+        for cfg in [
+            FormatConfig::default(),
+            FormatConfig::small(4 << 20),
+            FormatConfig::for_size(64 << 20),
+            FormatConfig::for_size(256 << 20),
+            FormatConfig::for_size(8 << 30),
+        ] {
             let g = Geometry::compute(&cfg).unwrap();
             assert!(g.ibitmap_start >= g.journal_start + g.journal_blocks);
             assert!(g.bbitmap_start >= g.ibitmap_start + g.ibitmap_blocks);

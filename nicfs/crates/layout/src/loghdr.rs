@@ -199,7 +199,7 @@ impl LogHeader {
         let aux = get_u16(b, 58);
         let data_len = get_u32(b, 16);
         let range = |field, value| LayoutError::OutOfRange { what: WHAT, field, value };
-        let name_ok = |len: usize| len >= 1 && len <= NAME_MAX;
+        let name_ok = |len: usize| (1..=NAME_MAX).contains(&len);
         let op = match b[56] {
             1 => LogOp::Write { ino, offset: a },
             2 => LogOp::Truncate { ino, size: a },
@@ -221,7 +221,11 @@ impl LogHeader {
                 if !name_ok(data_len as usize) {
                     return Err(range("data_len", data_len as u64));
                 }
-                if b[56] == 4 { LogOp::Link { parent: ino2, ino } } else { LogOp::Unlink { parent: ino2, ino } }
+                if b[56] == 4 {
+                    LogOp::Link { parent: ino2, ino }
+                } else {
+                    LogOp::Unlink { parent: ino2, ino }
+                }
             }
             6 => {
                 let dst_len = (data_len as usize).saturating_sub(aux as usize);
@@ -231,7 +235,13 @@ impl LogHeader {
                 if a > u32::MAX as u64 || bb > u32::MAX as u64 {
                     return Err(range("dst_parent", a));
                 }
-                LogOp::Rename { src_parent: ino2, dst_parent: Ino(a as u32), ino, replaced: Ino(bb as u32), src_len: aux }
+                LogOp::Rename {
+                    src_parent: ino2,
+                    dst_parent: Ino(a as u32),
+                    ino,
+                    replaced: Ino(bb as u32),
+                    src_len: aux,
+                }
             }
             7 => {
                 if data_len != 16 {
@@ -267,9 +277,9 @@ impl LogHeader {
         }
         let inos: &[Ino] = match &self.op {
             LogOp::Write { ino, .. } | LogOp::Truncate { ino, .. } | LogOp::SetAttr { ino, .. } => &[*ino],
-            LogOp::Create { parent, ino, .. } | LogOp::Link { parent, ino } | LogOp::Unlink { parent, ino } => {
-                &[*parent, *ino]
-            }
+            LogOp::Create { parent, ino, .. }
+            | LogOp::Link { parent, ino }
+            | LogOp::Unlink { parent, ino } => &[*parent, *ino],
             LogOp::Rename { src_parent, dst_parent, ino, .. } => &[*src_parent, *dst_parent, *ino],
         };
         for ino in inos {
@@ -298,19 +308,28 @@ mod tests {
 
     fn arb_op() -> impl Strategy<Value = (LogOp, u32)> {
         prop_oneof![
-            (1u32..1000, any::<u64>(), 0u32..100_000).prop_map(|(i, o, l)| (LogOp::Write { ino: Ino(i), offset: o }, l)),
+            (1u32..1000, any::<u64>(), 0u32..100_000)
+                .prop_map(|(i, o, l)| (LogOp::Write { ino: Ino(i), offset: o }, l)),
             (1u32..1000, any::<u64>()).prop_map(|(i, s)| (LogOp::Truncate { ino: Ino(i), size: s }, 0)),
             (1u32..1000, 1u32..1000, any::<u32>(), 1u16..256, 0u32..300).prop_map(|(p, i, m, n, t)| (
                 LogOp::Create { parent: Ino(p), ino: Ino(i), mode: m, uid: 5, gid: 6, rdev: 0, name_len: n },
                 n as u32 + t
             )),
-            (1u32..1000, 1u32..1000, 1u32..256).prop_map(|(p, i, n)| (LogOp::Unlink { parent: Ino(p), ino: Ino(i) }, n)),
+            (1u32..1000, 1u32..1000, 1u32..256)
+                .prop_map(|(p, i, n)| (LogOp::Unlink { parent: Ino(p), ino: Ino(i) }, n)),
             (1u32..1000, 1u32..1000, 1u16..256, 1u32..256).prop_map(|(p, i, s, d)| (
-                LogOp::Rename { src_parent: Ino(p), dst_parent: Ino(i), ino: Ino(i), replaced: Ino(0), src_len: s },
+                LogOp::Rename {
+                    src_parent: Ino(p),
+                    dst_parent: Ino(i),
+                    ino: Ino(i),
+                    replaced: Ino(0),
+                    src_len: s
+                },
                 s as u32 + d
             )),
             (1u32..1000, any::<u8>()).prop_map(|(i, m)| (
-                LogOp::SetAttr { ino: Ino(i), mask: SetAttrMask(m), mode: 0o644, uid: 1, gid: 2 }, 16
+                LogOp::SetAttr { ino: Ino(i), mask: SetAttrMask(m), mode: 0o644, uid: 1, gid: 2 },
+                16
             )),
         ]
     }
@@ -340,8 +359,14 @@ mod tests {
     #[test]
     fn validate_rejects_out_of_range_inodes() {
         let geo = Geometry::compute(&crate::FormatConfig::small(4 << 20)).unwrap();
-        let h = LogHeader { seq: 0, data_pos: 0, data_len: 1, data_crc: 0, time_ns: 0,
-            op: LogOp::Write { ino: Ino(geo.inode_count), offset: 0 } };
+        let h = LogHeader {
+            seq: 0,
+            data_pos: 0,
+            data_len: 1,
+            data_crc: 0,
+            time_ns: 0,
+            op: LogOp::Write { ino: Ino(geo.inode_count), offset: 0 },
+        };
         assert!(h.validate(&geo).is_err());
     }
 }

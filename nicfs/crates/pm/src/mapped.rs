@@ -44,13 +44,8 @@ impl MappedFile {
             return Err(MapError::BadSize { path: path.into(), len });
         }
         let io = |source| MapError::Io { path: path.into(), source };
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(path)
-            .map_err(io)?;
+        let file =
+            OpenOptions::new().read(true).write(true).create(true).truncate(true).open(path).map_err(io)?;
         file.set_len(len).map_err(io)?;
         let map = MmapRaw::map_raw(&file).map_err(io)?;
         Ok(MappedFile { map, len })

@@ -44,12 +44,7 @@ pub struct CostModelError {
 impl CostModel {
     /// A model that charges nothing (useful for functional tests).
     pub fn free() -> CostModel {
-        CostModel {
-            read_latency_ns: 0,
-            write_latency_ns: 0,
-            read_bandwidth_mbps: 0,
-            write_bandwidth_mbps: 0,
-        }
+        CostModel { read_latency_ns: 0, write_latency_ns: 0, read_bandwidth_mbps: 0, write_bandwidth_mbps: 0 }
     }
 
     /// Checks the fields; a bandwidth of 0 means "unlimited".
@@ -66,7 +61,7 @@ impl CostModel {
 
     /// Nanoseconds to move `bytes` at `mbps` MB/s (0 = unlimited).
     pub fn transfer_ns(bytes: u64, mbps: u64) -> u64 {
-        if mbps == 0 { 0 } else { bytes * 1000 / mbps }
+        (bytes * 1000).checked_div(mbps).unwrap_or(0)
     }
 
     /// Cost of one read of `bytes`, in ns.

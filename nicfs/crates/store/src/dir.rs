@@ -16,7 +16,11 @@ pub fn dir_entries<R: MetaRead + ?Sized>(r: &R, dir: &Inode) -> Result<Vec<(PmAd
 }
 
 /// Looks `name` up in directory `dir`.
-pub fn dir_lookup<R: MetaRead + ?Sized>(r: &R, dir: &Inode, name: &[u8]) -> Result<Option<(PmAddr, Dirent)>, FsError> {
+pub fn dir_lookup<R: MetaRead + ?Sized>(
+    r: &R,
+    dir: &Inode,
+    name: &[u8],
+) -> Result<Option<(PmAddr, Dirent)>, FsError> {
     let mut found = None;
     scan(r, dir, |addr, d| {
         if d.name == name {
@@ -30,7 +34,11 @@ pub fn dir_lookup<R: MetaRead + ?Sized>(r: &R, dir: &Inode, name: &[u8]) -> Resu
 }
 
 /// Calls `f` on each used slot until it returns true.
-fn scan<R: MetaRead + ?Sized>(r: &R, dir: &Inode, mut f: impl FnMut(PmAddr, Dirent) -> bool) -> Result<(), FsError> {
+fn scan<R: MetaRead + ?Sized>(
+    r: &R,
+    dir: &Inode,
+    mut f: impl FnMut(PmAddr, Dirent) -> bool,
+) -> Result<(), FsError> {
     if !dir.is_dir() {
         return Err(FsError::NotDir);
     }
@@ -40,10 +48,14 @@ fn scan<R: MetaRead + ?Sized>(r: &R, dir: &Inode, mut f: impl FnMut(PmAddr, Dire
         r.read_meta(PmAddr(b.byte_offset()), &mut block);
         for s in 0..DIRENTS_PER_BLOCK {
             let slot = &block[s * DIRENT_SIZE..(s + 1) * DIRENT_SIZE];
-            let d = Dirent::decode(slot).map_err(|e| FsError::corrupt(format!("directory {b}, slot {s}: {e}")))?;
+            let d = Dirent::decode(slot)
+                .map_err(|e| FsError::corrupt(format!("directory {b}, slot {s}: {e}")))?;
             if let Some(d) = d {
                 if !r.geo().is_valid_ino(d.ino) {
-                    return Err(FsError::corrupt(format!("directory {b}, slot {s}: inode {} out of range", d.ino.0)));
+                    return Err(FsError::corrupt(format!(
+                        "directory {b}, slot {s}: inode {} out of range",
+                        d.ino.0
+                    )));
                 }
                 if f(PmAddr(b.byte_offset() + (s * DIRENT_SIZE) as u64), d) {
                     return Ok(());
@@ -56,7 +68,13 @@ fn scan<R: MetaRead + ?Sized>(r: &R, dir: &Inode, mut f: impl FnMut(PmAddr, Dire
 
 impl Txn<'_> {
     /// Adds an entry to directory `dir` (whose inode the caller writes back).
-    pub fn dir_add(&mut self, dir: &mut Inode, name: &[u8], ino: Ino, ftype: FileType) -> Result<(), FsError> {
+    pub fn dir_add(
+        &mut self,
+        dir: &mut Inode,
+        name: &[u8],
+        ino: Ino,
+        ftype: FileType,
+    ) -> Result<(), FsError> {
         let entry = Dirent { ino, ftype, name: name.to_vec() }.encode();
         let mut block = vec![0u8; BLOCK_SIZE as usize];
         let nblocks = file_block_count(dir.size);

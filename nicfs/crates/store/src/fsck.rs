@@ -113,7 +113,10 @@ pub fn fsck(space: &Space) -> FsckReport {
                             if c.is_dir() {
                                 *subdirs.entry(ino).or_default() += 1;
                                 if c.parent != ino {
-                                    r.problems.push(format!("directory {} has parent {} but is listed in {ino}", d.ino, c.parent));
+                                    r.problems.push(format!(
+                                        "directory {} has parent {} but is listed in {ino}",
+                                        d.ino, c.parent
+                                    ));
                                 }
                             }
                         }
@@ -127,7 +130,11 @@ pub fn fsck(space: &Space) -> FsckReport {
     r.inodes = inodes.len() as u64;
     r.blocks = owner.len() as u64;
     for (ino, t) in &inodes {
-        let expect = if t.is_dir() { 2 + subdirs.get(ino).copied().unwrap_or(0) } else { links.get(ino).copied().unwrap_or(0) };
+        let expect = if t.is_dir() {
+            2 + subdirs.get(ino).copied().unwrap_or(0)
+        } else {
+            links.get(ino).copied().unwrap_or(0)
+        };
         if t.nlink != expect {
             r.problems.push(format!("{ino}: nlink {} but {expect} references", t.nlink));
         }
@@ -141,7 +148,11 @@ pub fn fsck(space: &Space) -> FsckReport {
         let b = BlockNo(geo.data_start + i);
         let used = bit_get(&bits, i as u64);
         if used != owner.contains_key(&b) {
-            r.problems.push(format!("{b}: bitmap says {} but it is {}", if used { "used" } else { "free" }, if used { "unreferenced" } else { "referenced" }));
+            r.problems.push(format!(
+                "{b}: bitmap says {} but it is {}",
+                if used { "used" } else { "free" },
+                if used { "unreferenced" } else { "referenced" }
+            ));
         }
     }
     let mut ibits = vec![0u8; (geo.ibitmap_blocks as u64 * BLOCK_SIZE) as usize];
@@ -150,7 +161,11 @@ pub fn fsck(space: &Space) -> FsckReport {
         let ino = Ino(i);
         let used = bit_get(&ibits, i as u64);
         if used != inodes.contains_key(&ino) {
-            r.problems.push(format!("{ino}: bitmap says {} but it is {}", if used { "used" } else { "free" }, if used { "unreachable" } else { "reachable" }));
+            r.problems.push(format!(
+                "{ino}: bitmap says {} but it is {}",
+                if used { "used" } else { "free" },
+                if used { "unreachable" } else { "reachable" }
+            ));
         }
     }
     r

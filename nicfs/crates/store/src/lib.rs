@@ -36,7 +36,7 @@ pub use dir::{dir_entries, dir_lookup};
 pub use error::FsError;
 pub use fsck::{FsckReport, fsck};
 pub use index::{bmap, file_block_count};
-pub use journal::{replay_journal, JournalStats};
+pub use journal::{JournalStats, replay_journal};
 pub use line_cache::{LineCache, LineCacheStats};
 pub use logspace::LogSpace;
 pub use mkfs::mkfs;

@@ -35,7 +35,13 @@ impl LineCache {
     pub fn new(capacity: usize) -> LineCache {
         LineCache {
             capacity,
-            inner: Mutex::new(Inner { epoch: 0, lines: HashMap::new(), order: Vec::new(), hand: 0, stats: LineCacheStats::default() }),
+            inner: Mutex::new(Inner {
+                epoch: 0,
+                lines: HashMap::new(),
+                order: Vec::new(),
+                hand: 0,
+                stats: LineCacheStats::default(),
+            }),
         }
     }
 
@@ -47,7 +53,11 @@ impl LineCache {
     pub fn get(&self, addr: u64) -> Option<[u8; 64]> {
         let mut g = self.lock();
         let r = g.lines.get(&addr).copied();
-        if r.is_some() { g.stats.hits += 1 } else { g.stats.misses += 1 }
+        if r.is_some() {
+            g.stats.hits += 1
+        } else {
+            g.stats.misses += 1
+        }
         r
     }
 

@@ -1,6 +1,8 @@
 //! Addressing and reading a private log space (shared by front end, back end and recovery).
 
-use nicfs_layout::{LOG_HEAD_OFFSET, LOG_HEADER_SIZE, LOG_TAIL_OFFSET, LogHeader, LogSpaceGeometry, LogSuper};
+use nicfs_layout::{
+    LOG_HEAD_OFFSET, LOG_HEADER_SIZE, LOG_TAIL_OFFSET, LogHeader, LogSpaceGeometry, LogSuper,
+};
 use nicfs_pm::{Pm, PmAddr};
 
 use crate::{FsError, Space};
@@ -51,7 +53,9 @@ impl LogSpace {
 
     /// Address of the header slot of `seq`.
     pub fn header_addr(&self, seq: u64) -> PmAddr {
-        PmAddr(self.geo.headers_start.byte_offset() + (seq % self.geo.headers as u64) * LOG_HEADER_SIZE as u64)
+        PmAddr(
+            self.geo.headers_start.byte_offset() + (seq % self.geo.headers as u64) * LOG_HEADER_SIZE as u64,
+        )
     }
 
     /// Address of monotonic data position `pos`.
@@ -64,11 +68,16 @@ impl LogSpace {
     pub fn read_header(&self, pm: &dyn Pm, space: &Space, seq: u64) -> Result<LogHeader, FsError> {
         let mut b = [0u8; LOG_HEADER_SIZE];
         pm.read(self.header_addr(seq), &mut b);
-        let h = LogHeader::decode(&b).map_err(|e| FsError::corrupt(format!("log {} seq {seq}: {e}", self.index)))?;
+        let h = LogHeader::decode(&b)
+            .map_err(|e| FsError::corrupt(format!("log {} seq {seq}: {e}", self.index)))?;
         if h.seq != seq {
-            return Err(FsError::corrupt(format!("log {} slot of seq {seq} holds seq {}", self.index, h.seq)));
+            return Err(FsError::corrupt(format!(
+                "log {} slot of seq {seq} holds seq {}",
+                self.index, h.seq
+            )));
         }
-        h.validate(space.geo_ref()).map_err(|e| FsError::corrupt(format!("log {} seq {seq}: {e}", self.index)))?;
+        h.validate(space.geo_ref())
+            .map_err(|e| FsError::corrupt(format!("log {} seq {seq}: {e}", self.index)))?;
         if h.data_pos % self.geo.data_bytes + h.data_len as u64 > self.geo.data_bytes {
             return Err(FsError::corrupt(format!("log {} seq {seq}: payload wraps", self.index)));
         }
@@ -81,7 +90,10 @@ impl LogSpace {
         pm.read(self.data_addr(h.data_pos), &mut data);
         let crc = nicfs_layout::crc32(&data);
         if crc != h.data_crc {
-            return Err(FsError::corrupt(format!("log {} seq {}: payload checksum mismatch", self.index, h.seq)));
+            return Err(FsError::corrupt(format!(
+                "log {} seq {}: payload checksum mismatch",
+                self.index, h.seq
+            )));
         }
         Ok(data)
     }

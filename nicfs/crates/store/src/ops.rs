@@ -12,7 +12,10 @@ const LINK_MAX: u32 = 65_000;
 
 /// Current wall-clock time in ns since the epoch (operation timestamps only).
 pub fn now_ns() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as i64).unwrap_or(0)
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as i64)
+        .unwrap_or(0)
 }
 
 /// Where one piece of a write lands in PM.
@@ -185,7 +188,14 @@ impl Txn<'_> {
     }
 
     /// Renames `sname` in `sp` to `dname` in `dp`, replacing a compatible target.
-    pub fn op_rename(&mut self, sp: Ino, sname: &[u8], dp: Ino, dname: &[u8], time: i64) -> Result<(), FsError> {
+    pub fn op_rename(
+        &mut self,
+        sp: Ino,
+        sname: &[u8],
+        dp: Ino,
+        dname: &[u8],
+        time: i64,
+    ) -> Result<(), FsError> {
         check_name(dname)?;
         let sdir = self.dir_inode(sp)?;
         let (sslot, sd) = dir_lookup(self, &sdir, sname)?.ok_or(FsError::NotFound)?;

@@ -139,7 +139,8 @@ impl<'a> Txn<'a> {
             let line = self.lines.get_mut(&la).expect("just inserted");
             let lo = la.max(start);
             let hi = (la + 64).min(end);
-            line[(lo - la) as usize..(hi - la) as usize].copy_from_slice(&data[(lo - start) as usize..(hi - start) as usize]);
+            line[(lo - la) as usize..(hi - la) as usize]
+                .copy_from_slice(&data[(lo - start) as usize..(hi - start) as usize]);
             la += 64;
         }
     }

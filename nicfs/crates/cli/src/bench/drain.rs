@@ -75,12 +75,21 @@ fn once(fronts: usize, a: &DrainArgs, cfg: BackendConfig) -> Result<(f64, f64)> 
                     s.spawn(move || -> Result<()> {
                         let link = Box::new(DirectLink::new(sh, f));
                         let c = Client::attach_with(pm, comm, f as u32, link, FrontendConfig::default())?;
-                        let st = c.create(ROOT_INO, format!("d{f}").as_bytes(), mode::S_IFREG | 0o644, 0, 0, 0, b"")?;
+                        let st = c.create(
+                            ROOT_INO,
+                            format!("d{f}").as_bytes(),
+                            mode::S_IFREG | 0o644,
+                            0,
+                            0,
+                            0,
+                            b"",
+                        )?;
                         let buf = vec![f as u8; a.size];
                         let mut rng = Rng::new(f as u64 + 7);
                         let n = per / a.size as u64;
                         for i in 0..n {
-                            let off = if a.random { rng.below((64 << 20) / a.size as u64) } else { i } * a.size as u64;
+                            let off = if a.random { rng.below((64 << 20) / a.size as u64) } else { i }
+                                * a.size as u64;
                             c.write(st.ino, off, &buf)?;
                         }
                         std::mem::forget(c); // keep the records in the log: no Goodbye drain
@@ -116,7 +125,11 @@ pub fn run(a: DrainArgs) -> Result<()> {
     for v in a.variants.split(',').map(str::trim) {
         for &f in &fronts {
             let (fe, be) = once(f, &a, variant(v)?)?;
-            println!("| {v} | {f} | {} | {} | {fe:.1} | {be:.1} |", a.size, if a.random { "rand" } else { "seq" });
+            println!(
+                "| {v} | {f} | {} | {} | {fe:.1} | {be:.1} |",
+                a.size,
+                if a.random { "rand" } else { "seq" }
+            );
         }
     }
     Ok(())

@@ -42,7 +42,12 @@ impl Ext4Sys {
         sh("mount", &["-t", "ext4", &dev, &mnt.to_string_lossy()]).map_err(cleanup)?;
         let mut files = Vec::new();
         for p in 0..procs {
-            let f = OpenOptions::new().read(true).write(true).create(true).truncate(true).open(mnt.join(format!("f{p}")))?;
+            let f = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .open(mnt.join(format!("f{p}")))?;
             f.set_len(file_size)?;
             files.push(f);
         }

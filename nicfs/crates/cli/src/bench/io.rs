@@ -48,7 +48,15 @@ fn make(kind: &str, procs: usize, file: u64, cost: &CostModel) -> Result<Box<dyn
 }
 
 /// Runs one cell; returns (ops/s, MB/s).
-pub(crate) fn cell(sys: &dyn System, procs: usize, size: usize, write: bool, random: bool, ops: u64, file: u64) -> Result<(f64, f64)> {
+pub(crate) fn cell(
+    sys: &dyn System,
+    procs: usize,
+    size: usize,
+    write: bool,
+    random: bool,
+    ops: u64,
+    file: u64,
+) -> Result<(f64, f64)> {
     let slots = (file / size as u64).max(1);
     let start = Instant::now();
     std::thread::scope(|s| -> Result<()> {

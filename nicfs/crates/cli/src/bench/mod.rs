@@ -50,5 +50,7 @@ pub(crate) fn list<T: std::str::FromStr>(s: &str) -> Result<Vec<T>>
 where
     T::Err: std::fmt::Display,
 {
-    s.split(',').map(|x| x.trim().parse::<T>().map_err(|e| anyhow::anyhow!("bad list item {x:?}: {e}"))).collect()
+    s.split(',')
+        .map(|x| x.trim().parse::<T>().map_err(|e| anyhow::anyhow!("bad list item {x:?}: {e}")))
+        .collect()
 }

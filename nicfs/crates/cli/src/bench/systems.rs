@@ -39,8 +39,21 @@ pub struct NicfsSys {
 
 impl NicfsSys {
     /// Formats `path`, starts the back end and attaches `procs` front ends with a file each.
-    pub fn new(path: &std::path::Path, procs: usize, cost: &CostModel, be: BackendConfig, label: &str) -> Result<NicfsSys> {
-        let fmt = FormatConfig { size_bytes: 512 << 20, inodes: 1024, log_spaces: 4, log_headers: 8192, log_data_bytes: 8 << 20, journal_blocks: 256 };
+    pub fn new(
+        path: &std::path::Path,
+        procs: usize,
+        cost: &CostModel,
+        be: BackendConfig,
+        label: &str,
+    ) -> Result<NicfsSys> {
+        let fmt = FormatConfig {
+            size_bytes: 512 << 20,
+            inodes: 1024,
+            log_spaces: 4,
+            log_headers: 8192,
+            log_data_bytes: 8 << 20,
+            journal_blocks: 256,
+        };
         let pm = timed_pm(path, fmt.size_bytes, cost)?;
         mkfs(pm.as_ref(), &fmt, 1)?;
         let comm = Arc::new(CommRegion::anonymous()?);
@@ -133,7 +146,14 @@ pub struct InPlaceSys {
 impl InPlaceSys {
     /// Formats `path` and creates one file per process.
     pub fn new(path: &std::path::Path, procs: usize, cost: &CostModel) -> Result<InPlaceSys> {
-        let fmt = FormatConfig { size_bytes: 512 << 20, inodes: 1024, log_spaces: 1, log_headers: 64, log_data_bytes: 64 << 10, journal_blocks: 256 };
+        let fmt = FormatConfig {
+            size_bytes: 512 << 20,
+            inodes: 1024,
+            log_spaces: 1,
+            log_headers: 64,
+            log_data_bytes: 64 << 10,
+            journal_blocks: 256,
+        };
         let pm = timed_pm(path, fmt.size_bytes, cost)?;
         mkfs(pm.as_ref(), &fmt, 1)?;
         let space = Space::open(pm.clone())?;
