@@ -156,7 +156,9 @@ impl<'a> LeaseTable<'a> {
             if e.ino() == 0 {
                 return Some(*reusable.get_or_insert(i)).inspect(|&i| self.claim(i, ino));
             }
-            if reusable.is_none() && e.expiry() < now && e.active() == 0 {
+            // Only an entry nobody holds can be reused: an expired writer may still have
+            // records of that inode in its log, and its entry is what makes others wait.
+            if reusable.is_none() && e.expiry() < now && e.active() == 0 && e.writer() == 0 {
                 reusable = Some(i);
             }
         }
