@@ -22,7 +22,8 @@ enum Pending {
         mode: LeaseMode,
         idx: usize,
         writer: Option<usize>,
-        target: Option<u64>,
+        /// (revoked writer's tail, writer generation when it was read).
+        target: Option<(u64, u64)>,
         since: u64,
     },
 }
@@ -118,11 +119,21 @@ fn poll(sh: &Shared, p: &mut Pending) -> bool {
                 return false;
             }
             if let Some(w) = *writer {
-                let t = *target.get_or_insert_with(|| sh.tail(w));
-                if sh.head(w) < t && !sh.is_quarantined(w) {
-                    return false;
+                // The drain target belongs to one revocation episode: if the writer word
+                // changed since it was read (re-granted, revoked again), read it again.
+                let generation = e.generation();
+                match *target {
+                    Some((t, g)) if g == generation => {
+                        if sh.head(w) < t && !sh.is_quarantined(w) {
+                            return false;
+                        }
+                        sh.finish_revocation(*idx, *ino, w);
+                    }
+                    _ => {
+                        *target = Some((sh.tail(w), generation));
+                        return false;
+                    }
                 }
-                sh.finish_revocation(*idx, *ino, w);
             }
             match sh.decide(*slot, *ino, *mode) {
                 Decision::Grant(i, exp) => {

@@ -32,8 +32,8 @@ impl LeaseMode {
     }
 }
 
-/// One table entry (one cache line): ino, writer slot + 1, reader bitmap, expiry, and the
-/// operations in flight under read grants and under write grants.
+/// One table entry (one cache line): ino, writer slot + 1, reader bitmap, expiry, the
+/// operations in flight under read grants and under write grants, and the writer generation.
 pub struct LeaseEntry<'a> {
     w: &'a [AtomicU64],
 }
@@ -76,10 +76,18 @@ impl LeaseEntry<'_> {
         }
     }
 
+    /// Writer generation: bumped whenever the writer word changes (a grant, a revocation, the
+    /// end of a revocation), so a waiter can tell whether what it observed still holds.
+    pub fn generation(&self) -> u64 {
+        self.w[6].load(Ordering::SeqCst)
+    }
+
     /// Back end: sets the grant. Writers and readers are replaced wholesale.
     pub fn set_grant(&self, ino: u64, writer: u64, readers: u64, expiry: u64) {
         self.w[0].store(ino, Ordering::Release);
-        self.w[1].store(writer, Ordering::Release);
+        if self.w[1].swap(writer, Ordering::SeqCst) != writer {
+            self.w[6].fetch_add(1, Ordering::SeqCst);
+        }
         self.w[2].store(readers, Ordering::Release);
         self.w[3].store(expiry, Ordering::SeqCst);
     }
