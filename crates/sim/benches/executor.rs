@@ -36,11 +36,7 @@ fn ping_pong(rounds: u32) -> u64 {
     let a = sim.add_core(CoreSpec::new("a", Frequency::mhz(1000)));
     let b = sim.add_core(CoreSpec::new("b", Frequency::mhz(1000)));
     let cx = sim.cx();
-    let spec = RingSpec {
-        capacity: 16,
-        enqueue_cycles: 20,
-        notify_latency: SimDuration::from_nanos(300),
-    };
+    let spec = RingSpec { capacity: 16, enqueue_cycles: 20, notify_latency: SimDuration::from_nanos(300) };
     let ab = Rc::new(Ring::new(&cx, "ab", spec.clone()));
     let ba = Rc::new(Ring::new(&cx, "ba", spec));
     let (c, tx, rx) = (cx.clone(), ab.clone(), ba.clone());

@@ -14,10 +14,7 @@ pub struct ConfigError {
 impl ConfigError {
     /// An error about `field`.
     pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
-        ConfigError {
-            field: field.into(),
-            message: message.into(),
-        }
+        ConfigError { field: field.into(), message: message.into() }
     }
 
     /// The same error with `prefix.` in front of the field path.
@@ -29,9 +26,5 @@ impl ConfigError {
 
 /// Fails with a [`ConfigError`] for `field` unless `ok`.
 pub fn ensure(ok: bool, field: &str, message: impl FnOnce() -> String) -> Result<(), ConfigError> {
-    if ok {
-        Ok(())
-    } else {
-        Err(ConfigError::new(field, message()))
-    }
+    if ok { Ok(()) } else { Err(ConfigError::new(field, message())) }
 }

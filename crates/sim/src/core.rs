@@ -50,11 +50,7 @@ pub struct CoreSpec {
 impl CoreSpec {
     /// A core with no context-switch cost.
     pub fn new(name: impl Into<String>, clock: Frequency) -> Self {
-        CoreSpec {
-            name: name.into(),
-            clock,
-            switch_cycles: 0,
-        }
+        CoreSpec { name: name.into(), clock, switch_cycles: 0 }
     }
 }
 

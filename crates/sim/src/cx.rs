@@ -39,20 +39,12 @@ impl Cx {
     /// When polled by a task on [`CoreId::UNBOUND`] (which has no clock; use
     /// [`Cx::compute_for`]).
     pub fn compute(&self, cycles: u64) -> Compute<'_> {
-        Compute {
-            cx: self,
-            cost: Cost::Cycles(cycles),
-            end: None,
-        }
+        Compute { cx: self, cost: Cost::Cycles(cycles), end: None }
     }
 
     /// Keeps the running task's core busy for a fixed duration.
     pub fn compute_for(&self, d: SimDuration) -> Compute<'_> {
-        Compute {
-            cx: self,
-            cost: Cost::Time(d),
-            end: None,
-        }
+        Compute { cx: self, cost: Cost::Time(d), end: None }
     }
 
     /// The duration of `cycles` cycles on `core`.
@@ -67,11 +59,7 @@ impl Cx {
 
     /// Suspends the running task until `t` (at once if `t` has passed).
     pub fn sleep_until(&self, t: SimTime) -> Sleep<'_> {
-        Sleep {
-            cx: self,
-            until: t,
-            armed: false,
-        }
+        Sleep { cx: self, until: t, armed: false }
     }
 
     /// Lets every other task woken at this instant run first.
@@ -172,10 +160,7 @@ impl Future for Compute<'_> {
                 let d = match self.cost {
                     Cost::Time(d) => d,
                     Cost::Cycles(c) => {
-                        assert!(
-                            !core.is_unbound(),
-                            "compute(cycles) on an unbound task; use compute_for"
-                        );
+                        assert!(!core.is_unbound(), "compute(cycles) on an unbound task; use compute_for");
                         inner.cycles(core, c)
                     }
                 };

@@ -33,18 +33,10 @@ pub struct Deadlock {
 
 impl fmt::Display for Deadlock {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "deadlock at {}: every task is waiting and no event is pending",
-            self.at
-        )?;
+        write!(f, "deadlock at {}: every task is waiting and no event is pending", self.at)?;
         for t in &self.tasks {
             let kind = if t.daemon { "daemon" } else { "task" };
-            write!(
-                f,
-                "\n  {kind} '{}' on core '{}' waits on {}",
-                t.name, t.core, t.waiting_on
-            )?;
+            write!(f, "\n  {kind} '{}' on core '{}' waits on {}", t.name, t.core, t.waiting_on)?;
         }
         Ok(())
     }

@@ -124,6 +124,12 @@ impl Inner {
         }
         let action = match self.current.get() {
             Some((key, _)) if waker.will_wake(&waker::task_waker(self.exec_id.get(), key)) => {
+                let mut tasks = self.tasks.borrow_mut();
+                let slot = tasks.get_mut(key).expect("the running task is live");
+                if slot.armed == at {
+                    return; // a timer for this instant is already pending for this task
+                }
+                slot.armed = at;
                 TimerAction::WakeTask(key)
             }
             _ => TimerAction::Wake(waker.clone()),
@@ -145,11 +151,7 @@ impl Inner {
     pub fn spawn(&self, core: CoreId, name: Label, daemon: bool, fut: BoxFuture) -> TaskKey {
         if !core.is_unbound() {
             let n = self.cores.borrow().len();
-            assert!(
-                core.index() < n,
-                "spawn on core {} but only {n} cores exist",
-                core.index()
-            );
+            assert!(core.index() < n, "spawn on core {} but only {n} cores exist", core.index());
         }
         let key = self.tasks.borrow_mut().insert(core, name, daemon, fut);
         self.ready.borrow_mut().push_back(key);
@@ -256,9 +258,7 @@ impl Inner {
             Poll::Pending => {
                 let wait = self.cur_wait.take();
                 let mut tasks = self.tasks.borrow_mut();
-                let slot = tasks
-                    .get_mut(key)
-                    .expect("a polled task stays in the table");
+                let slot = tasks.get_mut(key).expect("a polled task stays in the table");
                 slot.fut = Some(fut);
                 slot.wait = wait;
                 self.cur_computing.get()
@@ -283,9 +283,7 @@ impl Inner {
         let describe = |on: &WaitOn| -> String {
             match on {
                 WaitOn::Mutex(name, Some(holder)) => {
-                    let h = tasks
-                        .get(*holder)
-                        .map_or("a finished task".into(), |s| s.name.to_string());
+                    let h = tasks.get(*holder).map_or("a finished task".into(), |s| s.name.to_string());
                     format!("mutex '{name}' held by task '{h}'")
                 }
                 other => crate::deadlock::describe(other),
@@ -304,10 +302,7 @@ impl Inner {
                 waiting_on: describe(&s.wait),
             })
             .collect();
-        Deadlock {
-            at: self.now(),
-            tasks: blocked,
-        }
+        Deadlock { at: self.now(), tasks: blocked }
     }
 }
 
@@ -362,9 +357,7 @@ impl Sim {
 
     /// A context handle for spawning tasks and reaching the simulation.
     pub fn cx(&self) -> Cx {
-        Cx {
-            inner: self.inner.clone(),
-        }
+        Cx { inner: self.inner.clone() }
     }
 
     /// The current virtual time.
@@ -379,12 +372,7 @@ impl Sim {
 
     /// Statistics of every core, in the order they were added.
     pub fn core_stats(&self) -> Vec<CoreStats> {
-        self.inner
-            .cores
-            .borrow()
-            .iter()
-            .map(CoreState::stats)
-            .collect()
+        self.inner.cores.borrow().iter().map(CoreState::stats).collect()
     }
 
     /// Runs until every foreground task has finished (see [`Sim::run_until`]).
@@ -442,10 +430,7 @@ impl Sim {
 
     /// Spawns `fut` as a foreground task on an unbound core, runs until it completes, and
     /// returns its output.
-    pub fn block_on<T: 'static>(
-        &self,
-        fut: impl Future<Output = T> + 'static,
-    ) -> Result<T, Deadlock> {
+    pub fn block_on<T: 'static>(&self, fut: impl Future<Output = T> + 'static) -> Result<T, Deadlock> {
         let out = Rc::new(Cell::new(None));
         let slot = out.clone();
         let inner = self.inner.clone();
@@ -453,8 +438,7 @@ impl Sim {
             slot.set(Some(fut.await));
             inner.request_stop();
         };
-        self.inner
-            .spawn(CoreId::UNBOUND, "main".into(), false, Box::pin(main));
+        self.inner.spawn(CoreId::UNBOUND, "main".into(), false, Box::pin(main));
         loop {
             self.run()?;
             if let Some(v) = out.take() {

@@ -95,6 +95,9 @@ pub(crate) struct Slot {
     pub core: CoreId,
     pub name: Label,
     pub wait: WaitOn,
+    /// The instant of the last timer set for this task through its own waker; a second timer
+    /// for the same future instant would only wake it twice.
+    pub armed: SimTime,
 }
 
 /// All tasks of a simulation.
@@ -119,6 +122,7 @@ impl TaskTable {
             core,
             name,
             wait: WaitOn::Runnable,
+            armed: SimTime::ZERO,
         };
         match self.free.pop() {
             Some(slot) => {
@@ -130,24 +134,17 @@ impl TaskTable {
             None => {
                 let slot = u32::try_from(self.slots.len()).expect("more than 2^32 live tasks");
                 self.slots.push(fresh(0));
-                TaskKey {
-                    slot,
-                    generation: 0,
-                }
+                TaskKey { slot, generation: 0 }
             }
         }
     }
 
     pub fn get(&self, key: TaskKey) -> Option<&Slot> {
-        self.slots
-            .get(key.slot as usize)
-            .filter(|s| s.alive && s.generation == key.generation)
+        self.slots.get(key.slot as usize).filter(|s| s.alive && s.generation == key.generation)
     }
 
     pub fn get_mut(&mut self, key: TaskKey) -> Option<&mut Slot> {
-        self.slots
-            .get_mut(key.slot as usize)
-            .filter(|s| s.alive && s.generation == key.generation)
+        self.slots.get_mut(key.slot as usize).filter(|s| s.alive && s.generation == key.generation)
     }
 
     /// Retires a finished task; its future (already taken out for polling) is dropped by the
@@ -175,15 +172,7 @@ impl TaskTable {
             .iter()
             .enumerate()
             .filter(|(_, s)| s.alive)
-            .map(|(i, s)| {
-                (
-                    TaskKey {
-                        slot: i as u32,
-                        generation: s.generation,
-                    },
-                    s,
-                )
-            })
+            .map(|(i, s)| (TaskKey { slot: i as u32, generation: s.generation }, s))
     }
 
     /// Takes every future out (to drop them outside the borrow when a simulation ends).

@@ -12,9 +12,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use crate::units::{ParseQuantityError, parse_scaled};
 
 /// An instant of virtual time: nanoseconds since the start of the simulation.
-#[derive(
-    Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
-)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct SimTime(u64);
 
@@ -161,13 +159,8 @@ impl std::iter::Sum for SimDuration {
     }
 }
 
-const UNITS: &[(&str, u64)] = &[
-    ("ns", 1),
-    ("us", 1_000),
-    ("µs", 1_000),
-    ("ms", 1_000_000),
-    ("s", 1_000_000_000),
-];
+const UNITS: &[(&str, u64)] =
+    &[("ns", 1), ("us", 1_000), ("µs", 1_000), ("ms", 1_000_000), ("s", 1_000_000_000)];
 
 impl FromStr for SimDuration {
     type Err = ParseQuantityError;
@@ -183,24 +176,29 @@ impl FromStr for SimDuration {
 }
 
 impl fmt::Display for SimDuration {
-    /// Prints in the largest unit that keeps the value exact to three decimals.
+    /// Prints in the largest unit not above the value (s, ms, us, ns), exactly: trailing zeros
+    /// are dropped, no digit is lost (`1.5ms`, `486.7479ms`, `600ns`), so it parses back to the
+    /// same value. Use `{:#}` for three significant decimals in reports (`486.748ms`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let n = self.0;
-        let (div, unit) = match n {
+        let (div, unit, digits) = match n {
             0 => return f.write_str("0ns"),
-            n if n >= 1_000_000_000 && n % 1_000_000 == 0 => (1_000_000_000, "s"),
-            n if n >= 1_000_000 && n % 1_000 == 0 => (1_000_000, "ms"),
-            n if n >= 1_000 => (1_000, "us"),
-            _ => (1, "ns"),
+            n if n >= 1_000_000_000 => (1_000_000_000, "s", 9),
+            n if n >= 1_000_000 => (1_000_000, "ms", 6),
+            n if n >= 1_000 => (1_000, "us", 3),
+            _ => (1, "ns", 0),
         };
-        if n.is_multiple_of(div) {
-            write!(f, "{}{unit}", n / div)
-        } else {
+        let (whole, frac) = (n / div, n % div);
+        if f.alternate() {
             let v = n as f64 / div as f64;
             let s = format!("{v:.3}");
-            let s = s.trim_end_matches('0').trim_end_matches('.');
-            write!(f, "{s}{unit}")
+            return write!(f, "{}{unit}", s.trim_end_matches('0').trim_end_matches('.'));
         }
+        if frac == 0 {
+            return write!(f, "{whole}{unit}");
+        }
+        let frac = format!("{frac:0digits$}");
+        write!(f, "{whole}.{}{unit}", frac.trim_end_matches('0'))
     }
 }
 
@@ -239,22 +237,10 @@ mod tests {
 
     #[test]
     fn parses_datasheet_units() {
-        assert_eq!(
-            "50us".parse::<SimDuration>().unwrap(),
-            SimDuration::from_micros(50)
-        );
-        assert_eq!(
-            "1.5ms".parse::<SimDuration>().unwrap(),
-            SimDuration::from_micros(1500)
-        );
-        assert_eq!(
-            "600 ns".parse::<SimDuration>().unwrap(),
-            SimDuration::from_nanos(600)
-        );
-        assert_eq!(
-            "2s".parse::<SimDuration>().unwrap(),
-            SimDuration::from_secs(2)
-        );
+        assert_eq!("50us".parse::<SimDuration>().unwrap(), SimDuration::from_micros(50));
+        assert_eq!("1.5ms".parse::<SimDuration>().unwrap(), SimDuration::from_micros(1500));
+        assert_eq!("600 ns".parse::<SimDuration>().unwrap(), SimDuration::from_nanos(600));
+        assert_eq!("2s".parse::<SimDuration>().unwrap(), SimDuration::from_secs(2));
         assert_eq!("0".parse::<SimDuration>().unwrap(), SimDuration::ZERO);
         assert!("50".parse::<SimDuration>().is_err());
         assert!("-3us".parse::<SimDuration>().is_err());
@@ -268,6 +254,9 @@ mod tests {
         assert_eq!(SimDuration::from_millis(3).to_string(), "3ms");
         assert_eq!(SimDuration::from_nanos(1234).to_string(), "1.234us");
         assert_eq!(SimDuration::from_secs(2).to_string(), "2s");
+        assert_eq!(SimDuration::from_nanos(486_747_900).to_string(), "486.7479ms");
+        assert_eq!(format!("{:#}", SimDuration::from_nanos(486_747_900)), "486.748ms");
+        assert_eq!(SimDuration::from_nanos(1_000_000_001).to_string(), "1.000000001s");
     }
 
     proptest! {
@@ -275,7 +264,7 @@ mod tests {
         fn display_parse_round_trip(n in 0u64..10_000_000_000_000) {
             let d = SimDuration::from_nanos(n);
             let back: SimDuration = d.to_string().parse().unwrap();
-            // Display picks a unit in which three decimals are exact.
+            // Display never drops a digit.
             prop_assert_eq!(back, d);
         }
     }

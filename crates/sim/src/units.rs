@@ -23,14 +23,9 @@ pub(crate) fn parse_scaled(
     units: &[(&str, u64)],
     expected: &'static str,
 ) -> Result<u64, ParseQuantityError> {
-    let err = || ParseQuantityError {
-        input: input.to_string(),
-        expected,
-    };
+    let err = || ParseQuantityError { input: input.to_string(), expected };
     let s = input.trim();
-    let split = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
+    let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
     let (num, unit) = (&s[..split], s[split..].trim());
     let scale = units
         .iter()
@@ -117,12 +112,7 @@ impl fmt::Display for ByteSize {
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Frequency(pub u64);
 
-const FREQ_UNITS: &[(&str, u64)] = &[
-    ("Hz", 1),
-    ("kHz", 1_000),
-    ("MHz", 1_000_000),
-    ("GHz", 1_000_000_000),
-];
+const FREQ_UNITS: &[(&str, u64)] = &[("Hz", 1), ("kHz", 1_000), ("MHz", 1_000_000), ("GHz", 1_000_000_000)];
 
 impl Frequency {
     /// `n` megahertz.
@@ -195,10 +185,7 @@ mod tests {
         assert_eq!("1872B".parse::<ByteSize>().unwrap(), ByteSize(1872));
         assert_eq!("4096".parse::<ByteSize>().unwrap(), ByteSize(4096));
         assert_eq!("1.5GiB".parse::<ByteSize>().unwrap(), ByteSize(3 << 29));
-        assert_eq!(
-            "2TB".parse::<ByteSize>().unwrap(),
-            ByteSize(2_000_000_000_000)
-        );
+        assert_eq!("2TB".parse::<ByteSize>().unwrap(), ByteSize(2_000_000_000_000));
         assert!("16 furlongs".parse::<ByteSize>().is_err());
         assert!("KiB".parse::<ByteSize>().is_err());
         assert!("99999999999PiB".parse::<ByteSize>().is_err());
@@ -208,10 +195,7 @@ mod tests {
 
     #[test]
     fn frequencies() {
-        assert_eq!(
-            "1.2GHz".parse::<Frequency>().unwrap(),
-            Frequency(1_200_000_000)
-        );
+        assert_eq!("1.2GHz".parse::<Frequency>().unwrap(), Frequency(1_200_000_000));
         assert_eq!("400MHz".parse::<Frequency>().unwrap(), Frequency::mhz(400));
         assert_eq!(Frequency(1_200_000_000).to_string(), "1.2GHz");
         assert_eq!(Frequency::mhz(400).to_string(), "400MHz");

@@ -30,10 +30,7 @@ pub(crate) fn register(inner: &Rc<Inner>) -> u16 {
             r[i] = weak;
             return i as u16;
         }
-        assert!(
-            r.len() < u16::MAX as usize,
-            "too many live simulations on one thread"
-        );
+        assert!(r.len() < u16::MAX as usize, "too many live simulations on one thread");
         r.push(weak);
         (r.len() - 1) as u16
     })
@@ -46,21 +43,13 @@ fn pack(exec: u16, key: TaskKey) -> *const () {
 
 fn unpack(data: *const ()) -> (u16, TaskKey) {
     let word = data.addr();
-    let key = TaskKey {
-        slot: word as u32,
-        generation: (word >> 32) as u16,
-    };
+    let key = TaskKey { slot: word as u32, generation: (word >> 32) as u16 };
     ((word >> 48) as u16, key)
 }
 
 /// The waker of task `key` in executor `exec`.
 pub(crate) fn task_waker(exec: u16, key: TaskKey) -> Waker {
-    const {
-        assert!(
-            usize::BITS == 64,
-            "ssdlab-sim packs wakers into 64-bit words"
-        )
-    };
+    const { assert!(usize::BITS == 64, "ssdlab-sim packs wakers into 64-bit words") };
     // SAFETY: the vtable functions below never dereference the data word; it is an integer.
     unsafe { Waker::from_raw(RawWaker::new(pack(exec, key), &VTABLE)) }
 }
@@ -87,10 +76,7 @@ mod tests {
 
     #[test]
     fn pack_round_trip() {
-        let key = TaskKey {
-            slot: 0xdead_beef,
-            generation: 0x1234,
-        };
+        let key = TaskKey { slot: 0xdead_beef, generation: 0x1234 };
         assert_eq!(unpack(pack(0xabcd, key)), (0xabcd, key));
     }
 }

@@ -54,9 +54,7 @@ impl Histogram {
     pub fn record_n(&mut self, v: u64, n: u64) {
         // With auto-resize on, recording fails only for values above u64::MAX / 2.
         let v = v.min(u64::MAX / 4);
-        self.h
-            .record_n(v, n)
-            .expect("auto-resizing histogram accepts the value");
+        self.h.record_n(v, n).expect("auto-resizing histogram accepts the value");
     }
 
     /// Records a duration in nanoseconds.
@@ -71,20 +69,12 @@ impl Histogram {
 
     /// Mean of the samples (0 if empty).
     pub fn mean(&self) -> f64 {
-        if self.count() == 0 {
-            0.0
-        } else {
-            self.h.mean()
-        }
+        if self.count() == 0 { 0.0 } else { self.h.mean() }
     }
 
     /// The value at quantile `q` in `[0, 1]` (0 if empty).
     pub fn quantile(&self, q: f64) -> u64 {
-        if self.count() == 0 {
-            0
-        } else {
-            self.h.value_at_quantile(q)
-        }
+        if self.count() == 0 { 0 } else { self.h.value_at_quantile(q) }
     }
 
     /// Largest sample (0 if empty).
@@ -99,9 +89,7 @@ impl Histogram {
 
     /// Adds every sample of `other`.
     pub fn merge(&mut self, other: &Histogram) {
-        self.h
-            .add(&other.h)
-            .expect("auto-resizing histograms merge");
+        self.h.add(&other.h).expect("auto-resizing histograms merge");
     }
 
     /// Count, mean and the usual percentiles.
@@ -120,10 +108,7 @@ impl Histogram {
 
     /// Distinct recorded values (at histogram resolution) with their counts, ascending.
     pub fn buckets(&self) -> Vec<(u64, u64)> {
-        self.h
-            .iter_recorded()
-            .map(|v| (v.value_iterated_to(), v.count_at_value()))
-            .collect()
+        self.h.iter_recorded().map(|v| (v.value_iterated_to(), v.count_at_value())).collect()
     }
 
     /// The cumulative distribution: `(value, fraction of samples <= value)`, ascending.

@@ -20,16 +20,8 @@ impl TimeSeries {
     /// # Panics
     /// If `interval` is zero.
     pub fn new(interval: SimDuration) -> Self {
-        assert!(
-            !interval.is_zero(),
-            "a time series needs a non-zero interval"
-        );
-        TimeSeries {
-            interval,
-            sums: Vec::new(),
-            counts: Vec::new(),
-            last: Vec::new(),
-        }
+        assert!(!interval.is_zero(), "a time series needs a non-zero interval");
+        TimeSeries { interval, sums: Vec::new(), counts: Vec::new(), last: Vec::new() }
     }
 
     /// The bin width.
@@ -93,11 +85,7 @@ impl TimeSeries {
 
     /// Per-bin means (0 for empty bins).
     pub fn means(&self) -> Vec<f64> {
-        self.sums
-            .iter()
-            .zip(&self.counts)
-            .map(|(s, &c)| if c == 0 { 0.0 } else { s / c as f64 })
-            .collect()
+        self.sums.iter().zip(&self.counts).map(|(s, &c)| if c == 0 { 0.0 } else { s / c as f64 }).collect()
     }
 
     /// Per-bin last values (gauges).

@@ -71,10 +71,7 @@ impl<T> Mutex<T> {
 
     /// Acquires the lock, waiting in FIFO order if it is held.
     pub fn lock(&self) -> Lock<'_, T> {
-        Lock {
-            mutex: self,
-            waiter: None,
-        }
+        Lock { mutex: self, waiter: None }
     }
 
     /// Acquires the lock if it is free.
@@ -101,10 +98,7 @@ impl<T> Mutex<T> {
     }
 
     fn guard(&self) -> MutexGuard<'_, T> {
-        MutexGuard {
-            mutex: self,
-            value: Some(self.value.borrow_mut()),
-        }
+        MutexGuard { mutex: self, value: Some(self.value.borrow_mut()) }
     }
 
     fn unlock(&self) {
@@ -187,11 +181,7 @@ impl<T> Drop for Lock<'_, T> {
         if w.granted.get() {
             self.mutex.unlock(); // handed to us but never taken: pass it on
         } else {
-            self.mutex
-                .state
-                .borrow_mut()
-                .waiters
-                .retain(|x| !Rc::ptr_eq(x, &w));
+            self.mutex.state.borrow_mut().waiters.retain(|x| !Rc::ptr_eq(x, &w));
         }
     }
 }
@@ -205,17 +195,13 @@ pub struct MutexGuard<'a, T> {
 impl<T> Deref for MutexGuard<'_, T> {
     type Target = T;
     fn deref(&self) -> &T {
-        self.value
-            .as_ref()
-            .expect("guard holds the value until dropped")
+        self.value.as_ref().expect("guard holds the value until dropped")
     }
 }
 
 impl<T> DerefMut for MutexGuard<'_, T> {
     fn deref_mut(&mut self) -> &mut T {
-        self.value
-            .as_mut()
-            .expect("guard holds the value until dropped")
+        self.value.as_mut().expect("guard holds the value until dropped")
     }
 }
 
@@ -269,14 +255,9 @@ mod tests {
         });
         let err = sim.run().unwrap_err().to_string();
         assert!(
-            err.contains(
-                "task 'waiter' on core 'unbound' waits on mutex 'gtd' held by task 'holder'"
-            ),
+            err.contains("task 'waiter' on core 'unbound' waits on mutex 'gtd' held by task 'holder'"),
             "{err}"
         );
-        assert!(
-            err.contains("task 'holder' on core 'unbound' waits on notify 'never'"),
-            "{err}"
-        );
+        assert!(err.contains("task 'holder' on core 'unbound' waits on notify 'never'"), "{err}");
     }
 }

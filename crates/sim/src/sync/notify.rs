@@ -67,11 +67,7 @@ impl Notify {
 
     /// Waits for a notification (consumes a stored permit at once if there is one).
     pub fn notified(&self) -> Notified<'_> {
-        Notified {
-            notify: self,
-            waiter: None,
-            done: false,
-        }
+        Notified { notify: self, waiter: None, done: false }
     }
 }
 
@@ -128,11 +124,7 @@ impl Drop for Notified<'_> {
     fn drop(&mut self) {
         let Some(w) = self.waiter.take() else { return };
         match w.mark.get() {
-            Mark::Waiting => self
-                .notify
-                .waiters
-                .borrow_mut()
-                .retain(|x| !Rc::ptr_eq(x, &w)),
+            Mark::Waiting => self.notify.waiters.borrow_mut().retain(|x| !Rc::ptr_eq(x, &w)),
             Mark::One => self.notify.notify_one(),
             Mark::All => {}
         }

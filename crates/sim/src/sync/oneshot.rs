@@ -50,13 +50,7 @@ pub fn channel<T>(cx: &Cx, label: impl Into<Label>) -> (Sender<T>, Receiver<T>) 
         armed: Cell::new(false),
         sender_gone: Cell::new(false),
     });
-    (
-        Sender {
-            shared: shared.clone(),
-            sent: false,
-        },
-        Receiver { shared },
-    )
+    (Sender { shared: shared.clone(), sent: false }, Receiver { shared })
 }
 
 impl<T> Sender<T> {
@@ -99,11 +93,7 @@ impl<T> Receiver<T> {
 
     /// Takes the value if it is visible, without waiting.
     pub fn try_recv(&mut self) -> Option<T> {
-        if self.is_ready() {
-            self.shared.value.borrow_mut().take()
-        } else {
-            None
-        }
+        if self.is_ready() { self.shared.value.borrow_mut().take() } else { None }
     }
 
     pub(crate) fn note(&self, on: WaitOn) {

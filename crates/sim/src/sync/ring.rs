@@ -17,7 +17,7 @@ use crate::task::{Label, WaitOn};
 use crate::time::{SimDuration, SimTime};
 
 /// Configuration of a ring.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RingSpec {
     /// Slots. Default: 1024.
@@ -37,11 +37,7 @@ fn default_capacity() -> usize {
 
 impl Default for RingSpec {
     fn default() -> Self {
-        RingSpec {
-            capacity: default_capacity(),
-            enqueue_cycles: 0,
-            notify_latency: SimDuration::ZERO,
-        }
+        RingSpec { capacity: default_capacity(), enqueue_cycles: 0, notify_latency: SimDuration::ZERO }
     }
 }
 
@@ -111,11 +107,7 @@ impl<T> Ring<T> {
         }
         if !self.has_free_slot() {
             self.state.borrow_mut().stats.full_stalls += 1;
-            SpaceFor {
-                ring: self,
-                waiter: None,
-            }
-            .await;
+            SpaceFor { ring: self, waiter: None }.await;
         }
         self.insert(item);
     }
@@ -151,23 +143,13 @@ impl<T> Ring<T> {
 
     /// Takes the first item once it is visible, waiting if needed.
     pub fn pop(&self) -> Pop<'_, T> {
-        Pop {
-            ring: self,
-            deadline: SimTime::MAX,
-            armed_for: None,
-            registered: None,
-        }
+        Pop { ring: self, deadline: SimTime::MAX, armed_for: None, registered: None }
     }
 
     /// Like [`Ring::pop`], but gives up at `deadline` and returns `None` (for service loops that
     /// also wait on a timer).
     pub fn pop_until(&self, deadline: SimTime) -> Pop<'_, T> {
-        Pop {
-            ring: self,
-            deadline,
-            armed_for: None,
-            registered: None,
-        }
+        Pop { ring: self, deadline, armed_for: None, registered: None }
     }
 
     /// Takes the first item if it is visible now.
@@ -291,11 +273,7 @@ fn register(queue: &mut VecDeque<Waker>, waker: &Waker) {
 impl<T> Drop for Pop<'_, T> {
     fn drop(&mut self) {
         if let Some(w) = self.registered.take() {
-            self.ring
-                .state
-                .borrow_mut()
-                .pop_waiters
-                .retain(|x| !x.will_wake(&w));
+            self.ring.state.borrow_mut().pop_waiters.retain(|x| !x.will_wake(&w));
         }
     }
 }
@@ -321,9 +299,7 @@ impl<T> Future for Pop<'_, T> {
             }
         };
         if let Some(at) = wake
-            && self
-                .armed_for
-                .is_none_or(|armed| armed > at || armed <= now)
+            && self.armed_for.is_none_or(|armed| armed > at || armed <= now)
         {
             self.armed_for = Some(at);
             r.cx.wake_at(at, task.waker());
@@ -344,11 +320,7 @@ mod tests {
         let sim = Sim::new(1);
         let core = sim.add_core(CoreSpec::new("ftl", Frequency::mhz(1000)));
         let cx = sim.cx();
-        let spec = RingSpec {
-            capacity: 2,
-            enqueue_cycles: 100,
-            notify_latency: SimDuration::from_nanos(50),
-        };
+        let spec = RingSpec { capacity: 2, enqueue_cycles: 100, notify_latency: SimDuration::from_nanos(50) };
         let ring = Rc::new(Ring::new(&cx, "avail", spec));
         let r = ring.clone();
         cx.spawn(core, "producer", async move {
@@ -383,16 +355,11 @@ mod tests {
         // before waiting p1 has run: it must queue behind p1..p3, not take the slot.
         let sim = Sim::new(1);
         let cx = sim.cx();
-        let spec = RingSpec {
-            capacity: 1,
-            ..RingSpec::default()
-        };
+        let spec = RingSpec { capacity: 1, ..RingSpec::default() };
         let ring = Rc::new(Ring::new(&cx, "r", spec));
         for i in 0..4u32 {
             let r = ring.clone();
-            cx.spawn(crate::CoreId::UNBOUND, format!("p{i}"), async move {
-                r.push(i).await
-            });
+            cx.spawn(crate::CoreId::UNBOUND, format!("p{i}"), async move { r.push(i).await });
         }
         let (r, c) = (ring.clone(), cx.clone());
         cx.spawn(crate::CoreId::UNBOUND, "late", async move {
@@ -420,9 +387,8 @@ mod tests {
         let cx = sim.cx();
         let ring = Rc::new(Ring::<u8>::new(&cx, "r", RingSpec::default()));
         let c = cx.clone();
-        let out = sim
-            .block_on(async move { (ring.pop_until(SimTime::from_nanos(30)).await, c.now()) })
-            .unwrap();
+        let out =
+            sim.block_on(async move { (ring.pop_until(SimTime::from_nanos(30)).await, c.now()) }).unwrap();
         assert_eq!(out, (None, SimTime::from_nanos(30)));
     }
 }

@@ -73,11 +73,7 @@ fn a_task_woken_while_its_core_computes_waits_its_turn() {
 #[test]
 fn context_switch_cost_is_charged_when_a_task_takes_the_core() {
     let sim = Sim::new(0);
-    let spec = CoreSpec {
-        name: "a53".into(),
-        clock: Frequency::mhz(1000),
-        switch_cycles: 200,
-    };
+    let spec = CoreSpec { name: "a53".into(), clock: Frequency::mhz(1000), switch_cycles: 200 };
     let core = sim.add_core(spec);
     let cx = sim.cx();
     let ends = Rc::new(RefCell::new(Vec::new()));

@@ -14,19 +14,11 @@ use sim::{CoreId, CoreSpec, Frequency, Sim, SimDuration};
 fn scenario(seed: u64) -> String {
     let sim = Sim::new(seed);
     let cores = [
-        sim.add_core(CoreSpec {
-            name: "c0".into(),
-            clock: Frequency::mhz(800),
-            switch_cycles: 30,
-        }),
+        sim.add_core(CoreSpec { name: "c0".into(), clock: Frequency::mhz(800), switch_cycles: 30 }),
         sim.add_core(CoreSpec::new("c1", Frequency::mhz(1200))),
     ];
     let cx = sim.cx();
-    let spec = RingSpec {
-        capacity: 8,
-        enqueue_cycles: 50,
-        notify_latency: SimDuration::from_nanos(120),
-    };
+    let spec = RingSpec { capacity: 8, enqueue_cycles: 50, notify_latency: SimDuration::from_nanos(120) };
     let ring = Rc::new(Ring::new(&cx, "jobs", spec));
     let lock = Rc::new(Mutex::new(&cx, "state", 0u64));
     let hist = Rc::new(RefCell::new(Histogram::new()));
@@ -65,13 +57,7 @@ fn scenario(seed: u64) -> String {
     }
     sim.run().unwrap();
     let s = hist.borrow().summary();
-    format!(
-        "{s:?} {:?} {:?} {} {:?}",
-        sim.core_stats(),
-        lock.stats(),
-        sim.now(),
-        sim.events()
-    )
+    format!("{s:?} {:?} {:?} {} {:?}", sim.core_stats(), lock.stats(), sim.now(), sim.events())
 }
 
 #[test]

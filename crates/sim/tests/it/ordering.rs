@@ -29,16 +29,7 @@ fn same_instant_timers_fire_in_the_order_they_were_set() {
         o.borrow_mut().push((cx2.now().as_nanos(), "early"));
     });
     assert_eq!(sim.run().unwrap(), Stop::Idle);
-    assert_eq!(
-        *out.borrow(),
-        vec![
-            (50, "early"),
-            (100, "a"),
-            (100, "b"),
-            (100, "c"),
-            (100, "d")
-        ]
-    );
+    assert_eq!(*out.borrow(), vec![(50, "early"), (100, "a"), (100, "b"), (100, "c"), (100, "d")]);
 }
 
 #[test]
@@ -80,10 +71,7 @@ fn run_until_stops_at_the_limit_and_resumes() {
         c.sleep(SimDuration::from_micros(10)).await;
         *d.borrow_mut() = true;
     });
-    assert_eq!(
-        sim.run_until(SimTime::from_nanos(4_000)).unwrap(),
-        Stop::TimeLimit
-    );
+    assert_eq!(sim.run_until(SimTime::from_nanos(4_000)).unwrap(), Stop::TimeLimit);
     assert_eq!(sim.now(), SimTime::from_nanos(4_000));
     assert!(!*done.borrow());
     assert_eq!(sim.run().unwrap(), Stop::Idle);
@@ -95,11 +83,7 @@ fn run_until_stops_at_the_limit_and_resumes() {
 fn daemons_do_not_keep_a_run_going_or_count_as_deadlock() {
     let sim = Sim::new(0);
     let cx = sim.cx();
-    let ring = Rc::new(sim::sync::Ring::<u32>::new(
-        &cx,
-        "inbox",
-        Default::default(),
-    ));
+    let ring = Rc::new(sim::sync::Ring::<u32>::new(&cx, "inbox", Default::default()));
     let r = ring.clone();
     let served = Rc::new(RefCell::new(0));
     let s = served.clone();
@@ -123,11 +107,7 @@ fn daemons_do_not_keep_a_run_going_or_count_as_deadlock() {
 fn deadlock_report_names_each_waiting_task() {
     let sim = Sim::new(0);
     let cx = sim.cx();
-    let ring = Rc::new(sim::sync::Ring::<u32>::new(
-        &cx,
-        "used ring",
-        Default::default(),
-    ));
+    let ring = Rc::new(sim::sync::Ring::<u32>::new(&cx, "used ring", Default::default()));
     cx.spawn(CoreId::UNBOUND, "worker-0", async move { ring.pop().await });
     let (tx, rx) = sim::sync::oneshot::channel::<()>(&cx, "flash read");
     cx.spawn(CoreId::UNBOUND, "worker-1", rx);
@@ -139,10 +119,7 @@ fn deadlock_report_names_each_waiting_task() {
         text.contains("task 'worker-0' on core 'unbound' waits on an item from ring 'used ring'"),
         "{text}"
     );
-    assert!(
-        text.contains("task 'worker-1' on core 'unbound' waits on oneshot 'flash read'"),
-        "{text}"
-    );
+    assert!(text.contains("task 'worker-1' on core 'unbound' waits on oneshot 'flash read'"), "{text}");
     assert_eq!(err.tasks.len(), 2);
 }
 
@@ -171,8 +148,6 @@ fn stale_timers_do_not_wake_a_new_task_in_a_reused_slot() {
 
 /// Polls a future once and reports whether it completed.
 async fn futures_poll_once<F: std::future::Future + Unpin>(mut f: F) -> bool {
-    std::future::poll_fn(move |cx| {
-        std::task::Poll::Ready(std::pin::Pin::new(&mut f).poll(cx).is_ready())
-    })
-    .await
+    std::future::poll_fn(move |cx| std::task::Poll::Ready(std::pin::Pin::new(&mut f).poll(cx).is_ready()))
+        .await
 }
