@@ -89,10 +89,7 @@ impl Geometry {
     /// # Panics
     /// If `ppa` is out of range (a firmware bug).
     pub fn page_idx(&self, ppa: Ppa) -> PageIdx {
-        assert!(
-            self.contains(ppa),
-            "physical address {ppa} is outside the geometry"
-        );
+        assert!(self.contains(ppa), "physical address {ppa} is outside the geometry");
         let die = (ppa.channel as u32 * self.ways + ppa.way as u32) * self.dies + ppa.die as u32;
         let block = (die * self.planes + ppa.plane as u32) * self.blocks + ppa.block;
         PageIdx(block * self.pages + ppa.page)
@@ -111,14 +108,7 @@ impl Geometry {
         v /= self.dies;
         let way = v % self.ways;
         let channel = v / self.ways;
-        Ppa {
-            channel: channel as u16,
-            way: way as u16,
-            die: die as u8,
-            plane: plane as u8,
-            block,
-            page: pg,
-        }
+        Ppa { channel: channel as u16, way: way as u16, die: die as u8, plane: plane as u8, block, page: pg }
     }
 
     /// The block holding `page`.
@@ -188,16 +178,14 @@ mod tests {
     use proptest::prelude::*;
 
     fn geometries() -> impl Strategy<Value = Geometry> {
-        (1u32..9, 1u32..5, 1u32..4, 1u32..5, 1u32..40, 1u32..70).prop_map(|(c, w, d, p, b, pg)| {
-            Geometry {
-                channels: c,
-                ways: w,
-                dies: d,
-                planes: p,
-                blocks: b,
-                pages: pg,
-                ..tiny()
-            }
+        (1u32..9, 1u32..5, 1u32..4, 1u32..5, 1u32..40, 1u32..70).prop_map(|(c, w, d, p, b, pg)| Geometry {
+            channels: c,
+            ways: w,
+            dies: d,
+            planes: p,
+            blocks: b,
+            pages: pg,
+            ..tiny()
         })
     }
 
@@ -239,14 +227,7 @@ mod tests {
     #[test]
     #[should_panic(expected = "physical address ch9/w0/d0/pl0/b0/pg0 is outside the geometry")]
     fn out_of_range_address_is_named() {
-        let ppa = Ppa {
-            channel: 9,
-            way: 0,
-            die: 0,
-            plane: 0,
-            block: 0,
-            page: 0,
-        };
+        let ppa = Ppa { channel: 9, way: 0, die: 0, plane: 0, block: 0, page: 0 };
         tiny().page_idx(ppa);
     }
 }

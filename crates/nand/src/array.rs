@@ -1,8 +1,9 @@
 //! Flash array state and the NAND rules.
 //!
 //! Per block: write pointer, valid-unit count, erase count, bad flag. Per mapping unit: the LPN
-//! it holds and whether it is still valid (one `u32`: bit 31 = valid, the rest = LPN). A page is
-//! free above its block's write pointer, valid if any of its units is valid, else invalid.
+//! it holds and whether it is still valid (one `u32`: bit 31 = valid, the rest = LPN + 1, so that
+//! an all-zero table — which the OS hands out lazily — means "nothing written"). A page is free
+//! above its block's write pointer, valid if any of its units is valid, else invalid.
 //!
 //! Rules enforced here (a violation is a firmware bug and panics naming the address): pages of
 //! a block are programmed in order, a programmed page is not programmed again until its block
@@ -15,14 +16,27 @@ use serde::Serialize;
 
 use crate::address::{BlockIdx, Lpn, PageIdx, UnitAddr};
 use crate::geometry::Geometry;
-use crate::oob::{Oob, OobSlot};
+use crate::oob::Oob;
 use crate::store::PageStore;
 
 const VALID: u32 = 1 << 31;
-const NO_LPN: u32 = VALID - 1;
+const NO_LPN: u32 = 0;
 
-/// Largest LPN the array can record (31 bits; the top bit marks validity).
-pub const MAX_LPN: u32 = NO_LPN - 1;
+/// Largest LPN the array can record (31 bits hold LPN + 1; the top bit marks validity).
+pub const MAX_LPN: u32 = VALID - 2;
+
+/// The table entry for `lpn`, valid.
+fn encode(lpn: Lpn) -> u32 {
+    (lpn.0 + 1) | VALID
+}
+
+/// The LPN a table entry names, if any.
+fn decode(raw: u32) -> Option<Lpn> {
+    match raw & !VALID {
+        NO_LPN => None,
+        v => Some(Lpn(v - 1)),
+    }
+}
 
 /// State of one erase block.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -74,8 +88,7 @@ impl FlashArray {
     /// # Panics
     /// If `geo` does not validate (validate configurations first).
     pub fn new(geo: Geometry, store: Box<dyn PageStore>) -> Self {
-        geo.validate()
-            .expect("FlashArray::new needs a validated geometry");
+        geo.validate().expect("FlashArray::new needs a validated geometry");
         FlashArray {
             blocks: vec![BlockState::default(); geo.total_blocks() as usize],
             units: vec![NO_LPN; geo.total_units() as usize],
@@ -95,20 +108,16 @@ impl FlashArray {
         pages: impl IntoIterator<Item = (PageIdx, Oob)>,
     ) -> Self {
         let mut a = FlashArray::new(geo, store);
-        assert_eq!(
-            blocks.len(),
-            a.blocks.len(),
-            "restored block table has the wrong size"
-        );
+        assert_eq!(blocks.len(), a.blocks.len(), "restored block table has the wrong size");
         a.blocks = blocks;
         for b in &mut a.blocks {
             b.valid_units = 0;
         }
         for (page, oob) in pages {
             let block = a.geo.block_of(page);
-            for (i, slot) in oob.slots().iter().enumerate() {
+            for (i, slot) in oob.slots().enumerate() {
                 if let Some(lpn) = slot.lpn {
-                    a.units[a.geo.unit_addr(page, i as u32).idx()] = lpn.0 | VALID;
+                    a.units[a.geo.unit_addr(page, i as u32).idx()] = encode(lpn);
                     a.blocks[block.idx()].valid_units += 1;
                 }
             }
@@ -142,28 +151,19 @@ impl FlashArray {
         self.store.keeps_payload()
     }
 
-    /// Programs `page` with one OOB slot per mapping unit and, for payload stores, `data`
-    /// (a whole page). Returns the page's sequence number.
+    /// Programs `page` with `oob` (one slot per mapping unit; its sequence number is assigned
+    /// here) and, for payload stores, `data` (a whole page). Returns the sequence number.
     ///
     /// # Panics
     /// On a NAND-rule violation (out-of-order program, reprogram without erase, bad block),
-    /// or if `slots` does not have one entry per unit.
-    pub fn program(
-        &mut self,
-        page: PageIdx,
-        slots: &[OobSlot],
-        data: Option<&[u8]>,
-    ) -> io::Result<u64> {
+    /// or if `oob` does not have one slot per unit.
+    pub fn program(&mut self, page: PageIdx, oob: &Oob, data: Option<&[u8]>) -> io::Result<u64> {
         let geo = &self.geo;
         let block = geo.block_of(page);
         let offset = geo.page_in_block(page);
         let b = &self.blocks[block.idx()];
         if b.bad {
-            panic!(
-                "NAND rule violated: program of {} in bad block {}",
-                geo.ppa(page),
-                block.0
-            );
+            panic!("NAND rule violated: program of {} in bad block {}", geo.ppa(page), block.0);
         }
         if offset != b.write_ptr {
             let why = if offset < b.write_ptr {
@@ -178,25 +178,16 @@ impl FlashArray {
             );
         }
         let upp = geo.units_per_page() as usize;
-        assert_eq!(
-            slots.len(),
-            upp,
-            "program of {} with {} OOB slots for {upp} units",
-            geo.ppa(page),
-            slots.len()
-        );
+        let n = oob.units() as usize;
+        assert_eq!(n, upp, "program of {} with {n} OOB slots for {upp} units", geo.ppa(page));
         let mut valid = 0;
         let base = page.idx() * upp;
-        for (i, s) in slots.iter().enumerate() {
-            self.units[base + i] = match s.lpn {
+        for i in 0..upp {
+            self.units[base + i] = match oob.lpn(i) {
                 Some(lpn) => {
-                    assert!(
-                        lpn.0 <= MAX_LPN,
-                        "LPN {} is beyond the array's 31-bit LPN space",
-                        lpn.0
-                    );
+                    assert!(lpn.0 <= MAX_LPN, "LPN {} is beyond the array's 31-bit LPN space", lpn.0);
                     valid += 1;
-                    lpn.0 | VALID
+                    encode(lpn)
                 }
                 None => NO_LPN,
             };
@@ -206,7 +197,7 @@ impl FlashArray {
         b.valid_units += valid;
         let seq = self.next_seq;
         self.next_seq += 1;
-        let mut oob = Oob::new(slots);
+        let mut oob = *oob;
         oob.seq = seq;
         self.store.program(page, &oob, data)?;
         Ok(seq)
@@ -218,17 +209,13 @@ impl FlashArray {
     /// # Panics
     /// If the page is not programmed.
     pub fn read(&mut self, page: PageIdx, data: Option<&mut [u8]>) -> io::Result<Oob> {
-        if self.page_state(page) == PageState::Free {
-            panic!(
-                "NAND rule violated: read of {}, which is not programmed",
-                self.geo.ppa(page)
-            );
+        if self.page_state_of_block(page) == PageState::Free {
+            panic!("NAND rule violated: read of {}, which is not programmed", self.geo.ppa(page));
         }
         let upp = self.geo.units_per_page();
         let mut oob = Oob::empty(upp);
-        for (i, s) in oob.slots_mut().iter_mut().enumerate() {
-            let raw = self.units[page.idx() * upp as usize + i] & !VALID;
-            s.lpn = (raw != NO_LPN).then_some(Lpn(raw));
+        for i in 0..upp as usize {
+            oob.set_lpn(i, decode(self.units[page.idx() * upp as usize + i]));
         }
         self.store.read(page, &mut oob, data)?;
         Ok(oob)
@@ -267,15 +254,12 @@ impl FlashArray {
         let raw = self.units[unit.idx()];
         if raw & VALID == 0 {
             let (page, slot) = self.geo.unit_page(unit);
-            panic!(
-                "invalidate of unit {slot} of {}, which is not valid",
-                self.geo.ppa(page)
-            );
+            panic!("invalidate of unit {slot} of {}, which is not valid", self.geo.ppa(page));
         }
         self.units[unit.idx()] = raw & !VALID;
         let block = self.geo.block_of(self.geo.unit_page(unit).0);
         self.blocks[block.idx()].valid_units -= 1;
-        Lpn(raw & !VALID)
+        decode(raw).expect("a valid unit names an LPN")
     }
 
     /// The state of one mapping unit.
@@ -285,8 +269,7 @@ impl FlashArray {
             return UnitState::Free;
         }
         let raw = self.units[unit.idx()];
-        let lpn = (raw & !VALID != NO_LPN).then_some(Lpn(raw & !VALID));
-        match (raw & VALID != 0, lpn) {
+        match (raw & VALID != 0, decode(raw)) {
             (true, Some(l)) => UnitState::Valid(l),
             (_, l) => UnitState::Invalid(l),
         }
@@ -294,11 +277,7 @@ impl FlashArray {
 
     fn page_state_of_block(&self, page: PageIdx) -> PageState {
         let b = &self.blocks[self.geo.block_of(page).idx()];
-        if self.geo.page_in_block(page) >= b.write_ptr {
-            PageState::Free
-        } else {
-            PageState::Invalid
-        }
+        if self.geo.page_in_block(page) >= b.write_ptr { PageState::Free } else { PageState::Invalid }
     }
 
     /// The state of one page.
@@ -308,11 +287,7 @@ impl FlashArray {
         }
         let upp = self.geo.units_per_page() as usize;
         let units = &self.units[page.idx() * upp..(page.idx() + 1) * upp];
-        if units.iter().any(|u| u & VALID != 0) {
-            PageState::Valid
-        } else {
-            PageState::Invalid
-        }
+        if units.iter().any(|u| u & VALID != 0) { PageState::Valid } else { PageState::Invalid }
     }
 
     /// Marks a block bad (factory or grown).

@@ -58,57 +58,26 @@ impl Geometry {
         ] {
             ensure(v >= 1, name, || format!("must be at least 1 (got {v})"))?;
         }
-        ensure(self.channels <= 1024, "channels", || {
-            format!("at most 1024 (got {})", self.channels)
-        })?;
-        ensure(self.ways <= 256, "ways", || {
-            format!("at most 256 (got {})", self.ways)
-        })?;
-        ensure(self.dies <= 16, "dies", || {
-            format!("at most 16 per chip (got {})", self.dies)
-        })?;
-        ensure(self.planes <= 8, "planes", || {
-            format!("at most 8 per die (got {})", self.planes)
-        })?;
-        ensure(self.pages <= 65_536, "pages", || {
-            format!("at most 65536 per block (got {})", self.pages)
-        })?;
+        ensure(self.channels <= 1024, "channels", || format!("at most 1024 (got {})", self.channels))?;
+        ensure(self.ways <= 256, "ways", || format!("at most 256 (got {})", self.ways))?;
+        ensure(self.dies <= 16, "dies", || format!("at most 16 per chip (got {})", self.dies))?;
+        ensure(self.planes <= 8, "planes", || format!("at most 8 per die (got {})", self.planes))?;
+        ensure(self.pages <= 65_536, "pages", || format!("at most 65536 per block (got {})", self.pages))?;
         let unit = self.mapping_unit.bytes();
         let page = self.page_size.bytes();
-        ensure(
-            unit >= 512 && unit.is_power_of_two(),
-            "mapping_unit",
-            || {
-                format!(
-                    "must be a power of two of at least 512B (got {})",
-                    self.mapping_unit
-                )
-            },
-        )?;
-        ensure(
-            page >= unit && page.is_multiple_of(unit),
-            "page_size",
-            || {
-                format!(
-                    "must be a multiple of mapping_unit {} (got {})",
-                    self.mapping_unit, self.page_size
-                )
-            },
-        )?;
-        ensure(page <= 1 << 20, "page_size", || {
-            format!("at most 1MiB (got {})", self.page_size)
+        ensure(unit >= 512 && unit.is_power_of_two(), "mapping_unit", || {
+            format!("must be a power of two of at least 512B (got {})", self.mapping_unit)
         })?;
+        ensure(page >= unit && page.is_multiple_of(unit), "page_size", || {
+            format!("must be a multiple of mapping_unit {} (got {})", self.mapping_unit, self.page_size)
+        })?;
+        ensure(page <= 1 << 20, "page_size", || format!("at most 1MiB (got {})", self.page_size))?;
         let upp = page / unit;
         ensure(upp as usize <= MAX_UNITS_PER_PAGE, "mapping_unit", || {
-            format!(
-                "a page may hold at most {MAX_UNITS_PER_PAGE} units (page_size / mapping_unit = {upp})"
-            )
+            format!("a page may hold at most {MAX_UNITS_PER_PAGE} units (page_size / mapping_unit = {upp})")
         })?;
         ensure(self.oob_size.bytes() <= page, "oob_size", || {
-            format!(
-                "larger than the page ({} > {})",
-                self.oob_size, self.page_size
-            )
+            format!("larger than the page ({} > {})", self.oob_size, self.page_size)
         })?;
         let units = self.total_pages_u64() * upp;
         ensure(units < 1 << 32, "blocks", || {
@@ -120,17 +89,10 @@ impl Geometry {
     }
 
     fn total_pages_u64(&self) -> u64 {
-        [
-            self.channels,
-            self.ways,
-            self.dies,
-            self.planes,
-            self.blocks,
-            self.pages,
-        ]
-        .iter()
-        .map(|&v| v as u64)
-        .product()
+        [self.channels, self.ways, self.dies, self.planes, self.blocks, self.pages]
+            .iter()
+            .map(|&v| v as u64)
+            .product()
     }
 
     /// Chips (channel x way).
@@ -231,10 +193,7 @@ mod tests {
                 |g| g.mapping_unit = ByteSize(512),
                 "mapping_unit: a page may hold at most 16 units (page_size / mapping_unit = 32)",
             ),
-            (
-                |g| g.oob_size = ByteSize::kib(32),
-                "oob_size: larger than the page (32KiB > 16KiB)",
-            ),
+            (|g| g.oob_size = ByteSize::kib(32), "oob_size: larger than the page (32KiB > 16KiB)"),
             (|g| g.blocks = 1 << 24, "blocks: the array has"),
         ];
         for (mutate, want) in cases {
@@ -247,11 +206,10 @@ mod tests {
 
     #[test]
     fn unknown_fields_are_rejected_by_name() {
-        let err = toml::from_str::<Geometry>(
-            "channels=1\nways=1\nblocks=1\npages=1\npage_size='4KiB'\nchanels=2",
-        )
-        .unwrap_err()
-        .to_string();
+        let err =
+            toml::from_str::<Geometry>("channels=1\nways=1\nblocks=1\npages=1\npage_size='4KiB'\nchanels=2")
+                .unwrap_err()
+                .to_string();
         assert!(err.contains("unknown field `chanels`"), "{err}");
     }
 }

@@ -18,48 +18,109 @@ pub struct OobSlot {
     pub tag: DataTag,
 }
 
-/// A page's OOB record.
+const NO_LPN: u32 = u32::MAX;
+
+/// A page's OOB record (kept compact: it travels with every flash transaction).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Oob {
     /// Global program sequence number (0 where the store does not keep it).
     pub seq: u64,
     units: u8,
-    slots: [OobSlot; MAX_UNITS_PER_PAGE],
+    lpns: [u32; MAX_UNITS_PER_PAGE],
+    tags: [u16; MAX_UNITS_PER_PAGE],
 }
 
 impl Oob {
     /// An OOB for a page of `units` mapping units, all padding.
+    ///
+    /// # Panics
+    /// If `units` exceeds [`MAX_UNITS_PER_PAGE`].
     pub fn empty(units: u32) -> Self {
         assert!(
             units as usize <= MAX_UNITS_PER_PAGE,
             "{units} units per page is more than {MAX_UNITS_PER_PAGE}"
         );
-        Oob {
-            seq: 0,
-            units: units as u8,
-            slots: [OobSlot::default(); MAX_UNITS_PER_PAGE],
-        }
+        Oob { seq: 0, units: units as u8, lpns: [NO_LPN; MAX_UNITS_PER_PAGE], tags: [0; MAX_UNITS_PER_PAGE] }
     }
 
     /// An OOB holding `slots` (its length is the page's unit count).
     pub fn new(slots: &[OobSlot]) -> Self {
         let mut oob = Oob::empty(slots.len() as u32);
-        oob.slots[..slots.len()].copy_from_slice(slots);
+        for (i, s) in slots.iter().enumerate() {
+            oob.set(i, *s);
+        }
         oob
-    }
-
-    /// The unit entries.
-    pub fn slots(&self) -> &[OobSlot] {
-        &self.slots[..self.units as usize]
-    }
-
-    /// The unit entries, mutably.
-    pub fn slots_mut(&mut self) -> &mut [OobSlot] {
-        &mut self.slots[..self.units as usize]
     }
 
     /// Number of units.
     pub fn units(&self) -> u32 {
         self.units as u32
+    }
+
+    /// Unit `i`'s entry.
+    pub fn slot(&self, i: usize) -> OobSlot {
+        OobSlot { lpn: self.lpn(i), tag: self.tag(i) }
+    }
+
+    /// Unit `i`'s LPN.
+    pub fn lpn(&self, i: usize) -> Option<Lpn> {
+        let l = self.lpns[..self.units as usize][i];
+        (l != NO_LPN).then_some(Lpn(l))
+    }
+
+    /// Unit `i`'s tag.
+    pub fn tag(&self, i: usize) -> DataTag {
+        DataTag(self.tags[..self.units as usize][i])
+    }
+
+    /// Sets unit `i`'s entry.
+    pub fn set(&mut self, i: usize, s: OobSlot) {
+        self.set_lpn(i, s.lpn);
+        self.set_tag(i, s.tag);
+    }
+
+    /// Sets unit `i`'s LPN.
+    pub fn set_lpn(&mut self, i: usize, lpn: Option<Lpn>) {
+        self.lpns[..self.units as usize][i] = lpn.map_or(NO_LPN, |l| l.0);
+    }
+
+    /// Sets unit `i`'s tag.
+    pub fn set_tag(&mut self, i: usize, tag: DataTag) {
+        self.tags[..self.units as usize][i] = tag.0;
+    }
+
+    /// Every unit's entry, in order.
+    pub fn slots(&self) -> impl ExactSizeIterator<Item = OobSlot> + '_ {
+        (0..self.units as usize).map(|i| self.slot(i))
+    }
+
+    /// Every unit's tag, in order.
+    pub fn tags(&self) -> &[u16] {
+        &self.tags[..self.units as usize]
+    }
+
+    /// Sets every unit's tag from `tags` (one per unit).
+    pub fn set_tags(&mut self, tags: &[u16]) {
+        self.tags[..self.units as usize].copy_from_slice(tags);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_round_trip_and_stay_small() {
+        let s = [OobSlot { lpn: Some(Lpn(7)), tag: DataTag(3) }, OobSlot { lpn: None, tag: DataTag(9) }];
+        let oob = Oob::new(&s);
+        assert_eq!(oob.slots().collect::<Vec<_>>(), s);
+        assert_eq!(oob.units(), 2);
+        assert!(size_of::<Oob>() <= 112, "{}", size_of::<Oob>());
+    }
+
+    #[test]
+    #[should_panic]
+    fn slots_beyond_the_unit_count_are_out_of_range() {
+        Oob::empty(2).slot(2);
     }
 }

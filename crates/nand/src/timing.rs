@@ -11,13 +11,45 @@ use sim::config::{ConfigError, ensure};
 use crate::cell::CellType;
 
 /// One duration for every page type, or one per page type in word-line order.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
 pub enum PerPageType {
     /// The same for every page type.
     One(SimDuration),
     /// One per page type (`[LSB, MSB]` for MLC, `[LSB, CSB, MSB]` for TLC, ...).
     Each(Vec<SimDuration>),
+}
+
+impl<'de> Deserialize<'de> for PerPageType {
+    /// A duration (`"50us"`, or integer nanoseconds) or a list of them.
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = PerPageType;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a duration such as \"50us\" or a list of durations, one per page type")
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<PerPageType, E> {
+                s.parse().map(PerPageType::One).map_err(E::custom)
+            }
+            fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<PerPageType, E> {
+                Ok(PerPageType::One(SimDuration::from_nanos(n)))
+            }
+            fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<PerPageType, E> {
+                u64::try_from(n)
+                    .map_err(|_| E::custom("a duration cannot be negative"))
+                    .and_then(|n| self.visit_u64(n))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<PerPageType, A::Error> {
+                let mut v = Vec::new();
+                while let Some(d) = seq.next_element::<SimDuration>()? {
+                    v.push(d);
+                }
+                Ok(PerPageType::Each(v))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 impl PerPageType {
@@ -62,9 +94,12 @@ pub struct Timing {
     /// Channel bus width in bits. Default: 8.
     #[serde(default = "default_width")]
     pub bus_width: u32,
-    /// Fixed cost added to every data transfer (DMA setup, ECC pass). Default: 0.
+    /// Fixed cost added to every data-out transfer (DMA setup, ECC pass). Default: 0.
     #[serde(default)]
-    pub xfer_overhead: SimDuration,
+    pub read_xfer_overhead: SimDuration,
+    /// Fixed cost added to every data-in transfer. Default: 0.
+    #[serde(default)]
+    pub write_xfer_overhead: SimDuration,
     /// Whether the OOB area moves over the channel with the data. Default: true.
     #[serde(default = "yes")]
     pub transfer_oob: bool,
@@ -106,7 +141,8 @@ impl Default for Timing {
             t_cmd_erase: default_cmd(),
             channel_mts: default_mts(),
             bus_width: default_width(),
-            xfer_overhead: SimDuration::ZERO,
+            read_xfer_overhead: SimDuration::ZERO,
+            write_xfer_overhead: SimDuration::ZERO,
             transfer_oob: true,
             cache_program: false,
             endurance: None,
@@ -122,30 +158,12 @@ fn us(v: &[u64]) -> PerPageType {
 /// per-page-type spread around those means, and QLC, are ssdlab's assumptions).
 fn cell_defaults(cell: CellType) -> (PerPageType, PerPageType, SimDuration, u32) {
     match cell {
-        CellType::Slc => (
-            us(&[25]),
-            us(&[260]),
-            SimDuration::from_micros(1500),
-            100_000,
-        ),
-        CellType::Mlc => (
-            us(&[45, 55]),
-            us(&[290, 870]),
-            SimDuration::from_micros(2800),
-            5_000,
-        ),
-        CellType::Tlc => (
-            us(&[65, 75, 85]),
-            us(&[420, 840, 1260]),
-            SimDuration::from_micros(4200),
-            1_200,
-        ),
-        CellType::Qlc => (
-            us(&[100, 120, 140, 160]),
-            us(&[1200, 1800, 2400, 3000]),
-            SimDuration::from_millis(6),
-            1_000,
-        ),
+        CellType::Slc => (us(&[25]), us(&[260]), SimDuration::from_micros(1500), 100_000),
+        CellType::Mlc => (us(&[45, 55]), us(&[290, 870]), SimDuration::from_micros(2800), 5_000),
+        CellType::Tlc => (us(&[65, 75, 85]), us(&[420, 840, 1260]), SimDuration::from_micros(4200), 1_200),
+        CellType::Qlc => {
+            (us(&[100, 120, 140, 160]), us(&[1200, 1800, 2400, 3000]), SimDuration::from_millis(6), 1_000)
+        }
     }
 }
 
@@ -177,36 +195,19 @@ impl Timing {
             })?;
             for d in &v {
                 ensure(!d.is_zero(), name, || "must be greater than 0".into())?;
-                ensure(*d <= SimDuration::from_secs(1), name, || {
-                    format!("{d} is longer than 1s")
-                })?;
+                ensure(*d <= SimDuration::from_secs(1), name, || format!("{d} is longer than 1s"))?;
             }
         }
         let erase = t.t_erase.expect("resolved");
-        ensure(!erase.is_zero(), "t_erase", || {
-            "must be greater than 0".into()
+        ensure(!erase.is_zero(), "t_erase", || "must be greater than 0".into())?;
+        ensure(erase <= SimDuration::from_secs(1), "t_erase", || format!("{erase} is longer than 1s"))?;
+        ensure(self.channel_mts >= 1 && self.channel_mts <= 100_000, "channel_mts", || {
+            format!("must be between 1 and 100000 MT/s (got {})", self.channel_mts)
         })?;
-        ensure(erase <= SimDuration::from_secs(1), "t_erase", || {
-            format!("{erase} is longer than 1s")
+        ensure([8, 16, 32, 64].contains(&self.bus_width), "bus_width", || {
+            format!("must be 8, 16, 32 or 64 bits (got {})", self.bus_width)
         })?;
-        ensure(
-            self.channel_mts >= 1 && self.channel_mts <= 100_000,
-            "channel_mts",
-            || {
-                format!(
-                    "must be between 1 and 100000 MT/s (got {})",
-                    self.channel_mts
-                )
-            },
-        )?;
-        ensure(
-            [8, 16, 32, 64].contains(&self.bus_width),
-            "bus_width",
-            || format!("must be 8, 16, 32 or 64 bits (got {})", self.bus_width),
-        )?;
-        ensure(t.endurance.expect("resolved") >= 1, "endurance", || {
-            "must be at least 1".into()
-        })?;
+        ensure(t.endurance.expect("resolved") >= 1, "endurance", || "must be at least 1".into())?;
         Ok(())
     }
 
@@ -229,7 +230,8 @@ impl Timing {
             t_cmd_prog: self.t_cmd_prog,
             t_cmd_erase: self.t_cmd_erase,
             fs_per_byte: 8_000_000_000 / (self.channel_mts as u64 * self.bus_width as u64),
-            xfer_overhead: self.xfer_overhead,
+            read_overhead: self.read_xfer_overhead,
+            write_overhead: self.write_xfer_overhead,
             page_xfer_bytes: xfer_bytes,
             oob_bytes: if self.transfer_oob { oob_bytes } else { 0 },
             cache_program: self.cache_program,
@@ -254,7 +256,8 @@ pub struct TimingModel {
     /// Erase command / address setup.
     pub t_cmd_erase: SimDuration,
     fs_per_byte: u64,
-    xfer_overhead: SimDuration,
+    read_overhead: SimDuration,
+    write_overhead: SimDuration,
     page_xfer_bytes: u32,
     oob_bytes: u32,
     /// Whether cache program is enabled.
@@ -274,15 +277,24 @@ impl TimingModel {
         self.t_prog[self.cell.page_type_index(offset)]
     }
 
-    /// Channel time to move `bytes` (plus the fixed per-transfer overhead).
-    pub fn transfer(&self, bytes: u32) -> SimDuration {
-        let fs = bytes as u64 * self.fs_per_byte;
-        self.xfer_overhead + SimDuration::from_nanos(fs.div_ceil(1_000_000))
+    /// Channel time to move `bytes` at the bus rate, without overheads.
+    pub fn bus_time(&self, bytes: u32) -> SimDuration {
+        SimDuration::from_nanos((bytes as u64 * self.fs_per_byte).div_ceil(1_000_000))
     }
 
-    /// Channel time to move a whole page (with its OOB if configured).
-    pub fn page_transfer(&self) -> SimDuration {
-        self.transfer(self.page_xfer_bytes)
+    /// Channel time of a data-out of `bytes` (bus time plus the read overhead).
+    pub fn read_transfer(&self, bytes: u32) -> SimDuration {
+        self.read_overhead + self.bus_time(bytes)
+    }
+
+    /// Channel time of a whole-page data-out.
+    pub fn page_read_transfer(&self) -> SimDuration {
+        self.read_transfer(self.page_xfer_bytes)
+    }
+
+    /// Channel time of a whole-page data-in (bus time plus the write overhead).
+    pub fn page_write_transfer(&self) -> SimDuration {
+        self.write_overhead + self.bus_time(self.page_xfer_bytes)
     }
 
     /// Bytes moved for a whole page.
@@ -308,24 +320,24 @@ mod tests {
     fn transfer_is_bytes_over_rate() {
         let t = Timing::default().model(16384, 0);
         // 400 MT/s x 8 bit = 400 MB/s -> 2.5 ns per byte.
-        assert_eq!(t.page_transfer(), SimDuration::from_nanos(40_960));
-        let t16 = Timing {
-            bus_width: 16,
-            channel_mts: 333,
+        assert_eq!(t.page_read_transfer(), SimDuration::from_nanos(40_960));
+        let t16 = Timing { bus_width: 16, channel_mts: 333, ..Timing::default() }.model(4096, 0);
+        // 333 MT/s x 2 B = 666 MB/s -> 4096 B in 6.1501.. us, rounded up to the ns.
+        assert_eq!(t16.page_read_transfer(), SimDuration::from_nanos(6_151));
+        let o = Timing {
+            read_xfer_overhead: SimDuration::from_micros(28),
+            write_xfer_overhead: SimDuration::from_micros(62),
             ..Timing::default()
         }
-        .model(4096, 0);
-        // 333 MT/s x 2 B = 666 MB/s -> 4096 B in 6.1501.. us, rounded up to the ns.
-        assert_eq!(t16.page_transfer(), SimDuration::from_nanos(6_151));
+        .model(16384, 1872);
+        // SoftSSD: 18,256 B at 400 MB/s = 45.64 us on the bus, plus the measured overheads.
+        assert_eq!(o.page_read_transfer(), SimDuration::from_nanos(73_640));
+        assert_eq!(o.page_write_transfer(), SimDuration::from_nanos(107_640));
     }
 
     #[test]
     fn cell_defaults_and_page_types() {
-        let t = Timing {
-            cell: CellType::Mlc,
-            ..Timing::default()
-        }
-        .model(16384, 0);
+        let t = Timing { cell: CellType::Mlc, ..Timing::default() }.model(16384, 0);
         assert_eq!(t.t_prog(0), SimDuration::from_micros(290));
         assert_eq!(t.t_prog(1), SimDuration::from_micros(870));
         assert_eq!(t.t_read(2), SimDuration::from_micros(45));
@@ -342,38 +354,20 @@ mod tests {
             bad.validate().unwrap_err().to_string(),
             "t_prog: mlc cells have 2 page types; give one value or 2 (got 3)"
         );
-        let bad = Timing {
-            bus_width: 12,
-            ..Timing::default()
-        };
+        let bad = Timing { bus_width: 12, ..Timing::default() };
         assert_eq!(
             bad.validate().unwrap_err().to_string(),
             "bus_width: must be 8, 16, 32 or 64 bits (got 12)"
         );
-        let bad = Timing {
-            t_erase: Some(SimDuration::ZERO),
-            ..Timing::default()
-        };
-        assert_eq!(
-            bad.validate().unwrap_err().to_string(),
-            "t_erase: must be greater than 0"
-        );
-        let bad = Timing {
-            channel_mts: 0,
-            ..Timing::default()
-        };
-        assert!(
-            bad.validate()
-                .unwrap_err()
-                .to_string()
-                .starts_with("channel_mts:")
-        );
+        let bad = Timing { t_erase: Some(SimDuration::ZERO), ..Timing::default() };
+        assert_eq!(bad.validate().unwrap_err().to_string(), "t_erase: must be greater than 0");
+        let bad = Timing { channel_mts: 0, ..Timing::default() };
+        assert!(bad.validate().unwrap_err().to_string().starts_with("channel_mts:"));
     }
 
     #[test]
     fn parses_one_or_many_values() {
-        let t: Timing =
-            toml::from_str("cell='tlc'\nt_read='70us'\nt_prog=['0.5ms','1ms','1.5ms']").unwrap();
+        let t: Timing = toml::from_str("cell='tlc'\nt_read='70us'\nt_prog=['0.5ms','1ms','1.5ms']").unwrap();
         t.validate().unwrap();
         let m = t.model(16384, 0);
         assert_eq!(m.t_read(1), SimDuration::from_micros(70));

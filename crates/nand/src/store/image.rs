@@ -78,10 +78,7 @@ impl ImageStore {
     /// firmware checkpoints; every block starts erased. The file is sparse: it takes disk space
     /// only for what is written.
     pub fn create(path: &Path, geo: &Geometry, aux_bytes: u64) -> Result<ImageStore, ImageError> {
-        let io_err = |source| ImageError::Io {
-            path: path.to_path_buf(),
-            source,
-        };
+        let io_err = |source| ImageError::Io { path: path.to_path_buf(), source };
         let file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -89,14 +86,10 @@ impl ImageStore {
             .truncate(true)
             .open(path)
             .map_err(io_err)?;
-        let header = Header {
-            geometry: geo.clone(),
-            aux_bytes,
-        };
+        let header = Header { geometry: geo.clone(), aux_bytes };
         let layout = Layout::new(geo, header.aux_bytes);
         file.set_len(layout.end).map_err(io_err)?;
-        file.write_all_at(&fmt::encode_superblock(&header), 0)
-            .map_err(io_err)?;
+        file.write_all_at(&fmt::encode_superblock(&header), 0).map_err(io_err)?;
         Ok(ImageStore {
             file,
             layout,
@@ -108,19 +101,9 @@ impl ImageStore {
 
     /// Opens an existing image made for `geo` and scans its block table and OOB records.
     pub fn open(path: &Path, geo: &Geometry) -> Result<ScannedImage, ImageError> {
-        let io_err = |source| ImageError::Io {
-            path: path.to_path_buf(),
-            source,
-        };
-        let invalid = |why: String| ImageError::Invalid {
-            path: path.to_path_buf(),
-            why,
-        };
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(path)
-            .map_err(io_err)?;
+        let io_err = |source| ImageError::Io { path: path.to_path_buf(), source };
+        let invalid = |why: String| ImageError::Invalid { path: path.to_path_buf(), why };
+        let file = OpenOptions::new().read(true).write(true).open(path).map_err(io_err)?;
         let mut sb = vec![0u8; fmt::SUPERBLOCK_BYTES as usize];
         file.read_exact_at(&mut sb, 0).map_err(|e| match e.kind() {
             io::ErrorKind::UnexpectedEof => invalid("shorter than a superblock".into()),
@@ -137,47 +120,26 @@ impl ImageStore {
             })
         })?;
         if let Some((field, image, config)) = first_difference(&header.geometry, geo) {
-            return Err(ImageError::GeometryMismatch {
-                path: path.to_path_buf(),
-                field,
-                image,
-                config,
-            });
+            return Err(ImageError::GeometryMismatch { path: path.to_path_buf(), field, image, config });
         }
         let layout = Layout::new(geo, header.aux_bytes);
         let len = file.metadata().map_err(io_err)?.len();
         if len < layout.end {
-            return Err(invalid(format!(
-                "truncated: {len} bytes, expected {}",
-                layout.end
-            )));
+            return Err(invalid(format!("truncated: {len} bytes, expected {}", layout.end)));
         }
         let mut table = vec![0u8; (geo.total_blocks() as u64 * fmt::BLOCK_ENTRY_BYTES) as usize];
-        file.read_exact_at(&mut table, layout.blocks)
-            .map_err(io_err)?;
+        file.read_exact_at(&mut table, layout.blocks).map_err(io_err)?;
         let mut blocks = Vec::with_capacity(geo.total_blocks() as usize);
-        for (i, chunk) in table
-            .chunks_exact(fmt::BLOCK_ENTRY_BYTES as usize)
-            .enumerate()
-        {
+        for (i, chunk) in table.chunks_exact(fmt::BLOCK_ENTRY_BYTES as usize).enumerate() {
             blocks.push(
                 fmt::decode_block(chunk)
                     .ok_or_else(|| invalid(format!("block table entry {i} is corrupt")))?,
             );
         }
-        let mut store = ImageStore {
-            file,
-            layout,
-            units: geo.units_per_page(),
-            pages_per_block: geo.pages,
-            blocks,
-        };
+        let mut store =
+            ImageStore { file, layout, units: geo.units_per_page(), pages_per_block: geo.pages, blocks };
         let (states, pages) = store.scan(geo).map_err(io_err)?;
-        Ok(ScannedImage {
-            store,
-            blocks: states,
-            pages,
-        })
+        Ok(ScannedImage { store, blocks: states, pages })
     }
 
     /// Reads every OOB record: the block states and the programmed pages.
@@ -188,6 +150,19 @@ impl ImageStore {
         let mut pages = Vec::new();
         for (b, entry) in self.blocks.iter().enumerate() {
             let first = PageIdx((b * ppb) as u32);
+            // Pages are programmed in order: if page 0 holds no record of the block's current
+            // generation, the block is empty and the rest need not be read.
+            let rec0 = &mut buf[..fmt::OOB_RECORD_BYTES as usize];
+            self.file.read_exact_at(rec0, self.oob_offset(first))?;
+            if fmt::decode_oob(rec0, entry.generation, self.units).is_none() {
+                states.push(BlockState {
+                    write_ptr: 0,
+                    valid_units: 0,
+                    erase_count: entry.erase_count,
+                    bad: entry.bad,
+                });
+                continue;
+            }
             self.file.read_exact_at(&mut buf, self.oob_offset(first))?;
             let mut write_ptr = 0;
             for (i, rec) in buf.chunks_exact(fmt::OOB_RECORD_BYTES as usize).enumerate() {
@@ -224,16 +199,10 @@ impl ImageStore {
     }
 
     fn check_aux(&self, offset: u64, len: usize) -> io::Result<()> {
-        if offset
-            .checked_add(len as u64)
-            .is_none_or(|end| end > self.aux_len())
-        {
+        if offset.checked_add(len as u64).is_none_or(|end| end > self.aux_len()) {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
-                format!(
-                    "aux access {offset}+{len} beyond the {}-byte aux region",
-                    self.aux_len()
-                ),
+                format!("aux access {offset}+{len} beyond the {}-byte aux region", self.aux_len()),
             ));
         }
         Ok(())
@@ -249,8 +218,7 @@ impl ImageStore {
 
     fn write_block_entry(&self, block: BlockIdx) -> io::Result<()> {
         let at = self.layout.blocks + block.0 as u64 * fmt::BLOCK_ENTRY_BYTES;
-        self.file
-            .write_all_at(&fmt::encode_block(&self.blocks[block.idx()]), at)
+        self.file.write_all_at(&fmt::encode_block(&self.blocks[block.idx()]), at)
     }
 }
 
@@ -260,29 +228,19 @@ fn first_difference(image: &Geometry, config: &Geometry) -> Option<(String, Stri
     let b = serde_json::to_value(config).ok()?;
     let (a, b) = (a.as_object()?, b.as_object()?);
     a.iter().find_map(|(k, v)| {
-        (b.get(k) != Some(v)).then(|| {
-            (
-                k.clone(),
-                v.to_string(),
-                b.get(k).map_or("nothing".into(), |x| x.to_string()),
-            )
-        })
+        (b.get(k) != Some(v))
+            .then(|| (k.clone(), v.to_string(), b.get(k).map_or("nothing".into(), |x| x.to_string())))
     })
 }
 
 impl PageStore for ImageStore {
     fn program(&mut self, page: PageIdx, oob: &Oob, data: Option<&[u8]>) -> io::Result<()> {
         if let Some(d) = data {
-            assert_eq!(
-                d.len() as u64,
-                self.layout.page_bytes,
-                "program payload must be one whole page"
-            );
+            assert_eq!(d.len() as u64, self.layout.page_bytes, "program payload must be one whole page");
             self.file.write_all_at(d, self.data_offset(page))?;
         }
         let generation = self.blocks[(page.0 / self.pages_per_block) as usize].generation;
-        self.file
-            .write_all_at(&fmt::encode_oob(oob, generation), self.oob_offset(page))
+        self.file.write_all_at(&fmt::encode_oob(oob, generation), self.oob_offset(page))
     }
 
     fn read(&mut self, page: PageIdx, oob: &mut Oob, data: Option<&mut [u8]>) -> io::Result<()> {
@@ -290,15 +248,10 @@ impl PageStore for ImageStore {
         self.file.read_exact_at(&mut rec, self.oob_offset(page))?;
         let generation = self.blocks[(page.0 / self.pages_per_block) as usize].generation;
         let stored = fmt::decode_oob(&rec, generation, self.units).ok_or_else(|| {
-            io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!("OOB record of page {} is corrupt", page.0),
-            )
+            io::Error::new(io::ErrorKind::InvalidData, format!("OOB record of page {} is corrupt", page.0))
         })?;
         oob.seq = stored.seq;
-        for (s, st) in oob.slots_mut().iter_mut().zip(stored.slots()) {
-            s.tag = st.tag;
-        }
+        oob.set_tags(stored.tags());
         if let Some(d) = data {
             self.file.read_exact_at(d, self.data_offset(page))?;
         }
@@ -344,18 +297,12 @@ mod tests {
         let path = dir.path().join("dev.ssdimg");
         let g = crate::geometry::tiny();
         let mut store = ImageStore::create(&path, &g, 0).unwrap();
-        let slot = OobSlot {
-            lpn: Some(Lpn(1)),
-            tag: DataTag(1),
-        };
+        let slot = OobSlot { lpn: Some(Lpn(1)), tag: DataTag(1) };
         let mut oob = Oob::new(&[slot; 4]);
         oob.seq = 1;
         let data = vec![0xabu8; g.page_bytes() as usize];
         store.program(PageIdx(0), &oob, Some(&data)).unwrap();
-        store
-            .file
-            .write_all_at(&data, store.data_offset(PageIdx(1)))
-            .unwrap();
+        store.file.write_all_at(&data, store.data_offset(PageIdx(1))).unwrap();
         drop(store);
         let scanned = ImageStore::open(&path, &g).unwrap();
         assert_eq!(scanned.blocks[0].write_ptr, 1);
@@ -366,8 +313,7 @@ mod tests {
     #[test]
     fn aux_access_is_bounded() {
         let dir = tempfile::tempdir().unwrap();
-        let store =
-            ImageStore::create(&dir.path().join("i"), &crate::geometry::tiny(), 100).unwrap();
+        let store = ImageStore::create(&dir.path().join("i"), &crate::geometry::tiny(), 100).unwrap();
         assert_eq!(store.aux_len(), 4096);
         assert!(store.write_aux(4090, b"0123456789").is_err());
         assert!(store.write_aux(u64::MAX, b"x").is_err());

@@ -60,14 +60,7 @@ impl Layout {
         let oob = align(aux + aux_bytes);
         let data = align(oob + geo.total_pages() as u64 * OOB_RECORD_BYTES);
         let page_bytes = geo.page_size.bytes();
-        Layout {
-            blocks,
-            aux,
-            oob,
-            data,
-            end: data + geo.total_pages() as u64 * page_bytes,
-            page_bytes,
-        }
+        Layout { blocks, aux, oob, data, end: data + geo.total_pages() as u64 * page_bytes, page_bytes }
     }
 }
 
@@ -107,9 +100,7 @@ pub fn decode_superblock(sb: &[u8]) -> Result<Header, SuperblockError> {
     }
     let len = u32::from_le_bytes(sb[12..16].try_into().expect("4 bytes")) as usize;
     if len > 4092 - 16 {
-        return Err(SuperblockError::Header(format!(
-            "header length {len} is too large"
-        )));
+        return Err(SuperblockError::Header(format!("header length {len} is too large")));
     }
     serde_json::from_slice(&sb[16..16 + len]).map_err(|e| SuperblockError::Header(e.to_string()))
 }
@@ -142,11 +133,7 @@ pub fn decode_block(b: &[u8]) -> Option<BlockEntry> {
     if crc32fast::hash(&b[..12]) != word(12) {
         return None;
     }
-    Some(BlockEntry {
-        generation: word(0),
-        erase_count: word(4),
-        bad: word(8) & 1 == 1,
-    })
+    Some(BlockEntry { generation: word(0), erase_count: word(4), bad: word(8) & 1 == 1 })
 }
 
 pub fn encode_oob(oob: &Oob, generation: u32) -> [u8; OOB_RECORD_BYTES as usize] {
@@ -155,7 +142,7 @@ pub fn encode_oob(oob: &Oob, generation: u32) -> [u8; OOB_RECORD_BYTES as usize]
     r[4..8].copy_from_slice(&generation.to_le_bytes());
     r[8..16].copy_from_slice(&oob.seq.to_le_bytes());
     r[16] = oob.units() as u8;
-    for (i, s) in oob.slots().iter().enumerate() {
+    for (i, s) in oob.slots().enumerate() {
         let at = 24 + i * 6;
         r[at..at + 4].copy_from_slice(&s.lpn.map_or(NO_LPN, |l| l.0).to_le_bytes());
         r[at + 4..at + 6].copy_from_slice(&s.tag.0.to_le_bytes());
@@ -177,15 +164,16 @@ pub fn decode_oob(r: &[u8], generation: u32, units: u32) -> Option<Oob> {
     }
     let mut oob = Oob::empty(units);
     oob.seq = u64::from_le_bytes(r[8..16].try_into().expect("8 bytes"));
-    for (i, s) in oob.slots_mut().iter_mut().enumerate() {
+    for i in 0..units as usize {
         let at = 24 + i * 6;
         let lpn = word(at);
-        *s = OobSlot {
-            lpn: (lpn != NO_LPN).then_some(Lpn(lpn)),
-            tag: DataTag(u16::from_le_bytes(
-                r[at + 4..at + 6].try_into().expect("2 bytes"),
-            )),
-        };
+        oob.set(
+            i,
+            OobSlot {
+                lpn: (lpn != NO_LPN).then_some(Lpn(lpn)),
+                tag: DataTag(u16::from_le_bytes(r[at + 4..at + 6].try_into().expect("2 bytes"))),
+            },
+        );
     }
     Some(oob)
 }

@@ -36,18 +36,11 @@ impl MemoryStore {
 impl PageStore for MemoryStore {
     fn program(&mut self, page: PageIdx, oob: &Oob, data: Option<&[u8]>) -> io::Result<()> {
         let data = data.map(|d| {
-            assert_eq!(
-                d.len(),
-                self.page_bytes,
-                "program payload must be one whole page"
-            );
+            assert_eq!(d.len(), self.page_bytes, "program payload must be one whole page");
             self.payload_bytes += d.len();
             Box::<[u8]>::from(d)
         });
-        self.pages[page.idx()] = Some(Box::new(Record {
-            oob: *oob,
-            payload: data,
-        }));
+        self.pages[page.idx()] = Some(Box::new(Record { oob: *oob, payload: data }));
         Ok(())
     }
 
@@ -56,9 +49,7 @@ impl PageStore for MemoryStore {
             return Ok(());
         };
         oob.seq = rec.oob.seq;
-        for (s, st) in oob.slots_mut().iter_mut().zip(rec.oob.slots()) {
-            s.tag = st.tag;
-        }
+        oob.set_tags(rec.oob.tags());
         if let Some(d) = data {
             match &rec.payload {
                 Some(p) => d.copy_from_slice(p),

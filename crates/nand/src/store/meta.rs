@@ -4,7 +4,7 @@ use std::io;
 
 use crate::address::{BlockIdx, PageIdx};
 use crate::geometry::Geometry;
-use crate::oob::{DataTag, Oob};
+use crate::oob::Oob;
 use crate::store::PageStore;
 
 /// Keeps one tag per mapping unit and nothing else.
@@ -16,31 +16,20 @@ pub struct MetaStore {
 impl MetaStore {
     /// A store for `geo`.
     pub fn new(geo: &Geometry) -> Self {
-        MetaStore {
-            upp: geo.units_per_page() as usize,
-            tags: vec![0; geo.total_units() as usize],
-        }
+        MetaStore { upp: geo.units_per_page() as usize, tags: vec![0; geo.total_units() as usize] }
     }
 }
 
 impl PageStore for MetaStore {
     fn program(&mut self, page: PageIdx, oob: &Oob, _data: Option<&[u8]>) -> io::Result<()> {
         let base = page.idx() * self.upp;
-        for (t, s) in self.tags[base..base + self.upp].iter_mut().zip(oob.slots()) {
-            *t = s.tag.0;
-        }
+        self.tags[base..base + self.upp].copy_from_slice(oob.tags());
         Ok(())
     }
 
     fn read(&mut self, page: PageIdx, oob: &mut Oob, data: Option<&mut [u8]>) -> io::Result<()> {
         let base = page.idx() * self.upp;
-        for (s, t) in oob
-            .slots_mut()
-            .iter_mut()
-            .zip(&self.tags[base..base + self.upp])
-        {
-            s.tag = DataTag(*t);
-        }
+        oob.set_tags(&self.tags[base..base + self.upp]);
         if let Some(d) = data {
             d.fill(0);
         }

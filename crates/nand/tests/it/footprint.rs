@@ -22,12 +22,6 @@ fn metadata_only_state_is_at_most_24_bytes_per_page() {
     let a = FlashArray::new(g.clone(), Box::new(MetaStore::new(&g)));
     let per_page = a.resident_bytes() as f64 / g.total_pages() as f64;
     let per_block_overhead = 16.0 / g.pages as f64;
-    assert!(
-        per_page <= 24.0 + per_block_overhead + 1e-9,
-        "{per_page} bytes per page"
-    );
-    assert!(
-        per_page >= 24.0,
-        "{per_page}: the accounting must include units and tags"
-    );
+    assert!(per_page <= 24.0 + per_block_overhead + 1e-9, "{per_page} bytes per page");
+    assert!(per_page >= 24.0, "{per_page}: the accounting must include units and tags");
 }

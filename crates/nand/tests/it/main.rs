@@ -22,12 +22,10 @@ pub fn small() -> Geometry {
     }
 }
 
-/// OOB slots holding LPNs `first..first+4` with tags equal to the LPN.
-pub fn slots(first: u32) -> Vec<OobSlot> {
-    (first..first + 4)
-        .map(|l| OobSlot {
-            lpn: Some(nand::Lpn(l)),
-            tag: nand::DataTag(l as u16),
-        })
-        .collect()
+/// An OOB holding LPNs `first..first+4` with tags equal to the LPN.
+pub fn slots(first: u32) -> nand::Oob {
+    let s: Vec<OobSlot> = (first..first + 4)
+        .map(|l| OobSlot { lpn: Some(nand::Lpn(l)), tag: nand::DataTag(l as u16) })
+        .collect();
+    nand::Oob::new(&s)
 }

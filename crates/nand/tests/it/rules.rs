@@ -24,13 +24,7 @@ fn program_read_invalidate_erase_cycle() {
     assert_eq!(a.block(b).write_ptr, 2);
     assert_eq!(a.block(b).valid_units, 8);
     let oob = a.read(p0, None).unwrap();
-    assert_eq!(
-        oob.slots()[2],
-        OobSlot {
-            lpn: Some(Lpn(102)),
-            tag: nand::DataTag(102)
-        }
-    );
+    assert_eq!(oob.slot(2), OobSlot { lpn: Some(Lpn(102)), tag: nand::DataTag(102) });
     let u = g.unit_addr(p0, 2);
     assert_eq!(a.unit(u), UnitState::Valid(Lpn(102)));
     assert_eq!(a.invalidate(u), Lpn(102));
@@ -55,13 +49,10 @@ fn padding_units_are_not_valid() {
     let mut a = array();
     let g = a.geometry().clone();
     let mut s = slots(0);
-    s[3].lpn = None;
+    s.set_lpn(3, None);
     a.program(g.page_of(BlockIdx(0), 0), &s, None).unwrap();
     assert_eq!(a.block(BlockIdx(0)).valid_units, 3);
-    assert_eq!(
-        a.unit(g.unit_addr(g.page_of(BlockIdx(0), 0), 3)),
-        UnitState::Invalid(None)
-    );
+    assert_eq!(a.unit(g.unit_addr(g.page_of(BlockIdx(0), 0), 3)), UnitState::Invalid(None));
 }
 
 #[test]
@@ -75,9 +66,7 @@ fn out_of_order_program_panics_naming_the_address() {
 }
 
 #[test]
-#[should_panic(
-    expected = "the page is already programmed; reprogramming needs an erase of the whole block"
-)]
+#[should_panic(expected = "the page is already programmed; reprogramming needs an erase of the whole block")]
 fn reprogram_without_erase_panics() {
     let mut a = array();
     let p = a.geometry().page_of(BlockIdx(3), 0);
@@ -86,9 +75,7 @@ fn reprogram_without_erase_panics() {
 }
 
 #[test]
-#[should_panic(
-    expected = "NAND rule violated: read of ch0/w0/d0/pl1/b1/pg0, which is not programmed"
-)]
+#[should_panic(expected = "NAND rule violated: read of ch0/w0/d0/pl1/b1/pg0, which is not programmed")]
 fn reading_an_erased_page_panics() {
     let mut a = array();
     let p = a.geometry().page_of(BlockIdx(9), 0);

@@ -6,23 +6,17 @@ use nand::{BlockIdx, FlashArray, Lpn, PageIdx, UnitState};
 use crate::{slots, small};
 
 fn pattern(seed: u8, len: usize) -> Vec<u8> {
-    (0..len)
-        .map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed))
-        .collect()
+    (0..len).map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed)).collect()
 }
 
 fn exercise(mut a: FlashArray) -> FlashArray {
     let g = a.geometry().clone();
     let n = g.page_bytes() as usize;
-    a.program(g.page_of(BlockIdx(1), 0), &slots(10), Some(&pattern(1, n)))
-        .unwrap();
-    a.program(g.page_of(BlockIdx(1), 1), &slots(20), Some(&pattern(2, n)))
-        .unwrap();
-    a.program(g.page_of(BlockIdx(2), 0), &slots(30), Some(&pattern(3, n)))
-        .unwrap();
+    a.program(g.page_of(BlockIdx(1), 0), &slots(10), Some(&pattern(1, n))).unwrap();
+    a.program(g.page_of(BlockIdx(1), 1), &slots(20), Some(&pattern(2, n))).unwrap();
+    a.program(g.page_of(BlockIdx(2), 0), &slots(30), Some(&pattern(3, n))).unwrap();
     a.erase(BlockIdx(2)).unwrap();
-    a.program(g.page_of(BlockIdx(2), 0), &slots(40), Some(&pattern(4, n)))
-        .unwrap();
+    a.program(g.page_of(BlockIdx(2), 0), &slots(40), Some(&pattern(4, n))).unwrap();
     a.mark_bad(BlockIdx(7)).unwrap();
     a
 }
@@ -32,16 +26,10 @@ fn check_payloads(a: &mut FlashArray) {
     let n = g.page_bytes() as usize;
     let mut buf = vec![0u8; n];
     for (block, page, seed, lpn) in [(1, 0, 1, 10), (1, 1, 2, 20), (2, 0, 4, 40)] {
-        let oob = a
-            .read(g.page_of(BlockIdx(block), page), Some(&mut buf))
-            .unwrap();
-        assert_eq!(
-            buf,
-            pattern(seed, n),
-            "payload of block {block} page {page}"
-        );
-        assert_eq!(oob.slots()[0].lpn, Some(Lpn(lpn)));
-        assert_eq!(oob.slots()[3].tag.0, lpn as u16 + 3);
+        let oob = a.read(g.page_of(BlockIdx(block), page), Some(&mut buf)).unwrap();
+        assert_eq!(buf, pattern(seed, n), "payload of block {block} page {page}");
+        assert_eq!(oob.lpn(0), Some(Lpn(lpn)));
+        assert_eq!(oob.tag(3).0, lpn as u16 + 3);
     }
 }
 
@@ -59,23 +47,12 @@ fn memory_store_keeps_payloads_and_forgets_erased_ones() {
 fn meta_store_keeps_tags_only() {
     let g = small();
     let mut a = FlashArray::new(g.clone(), Box::new(MetaStore::new(&g)));
-    a.program(
-        PageIdx(0),
-        &slots(500),
-        Some(&pattern(9, g.page_bytes() as usize)),
-    )
-    .unwrap();
+    a.program(PageIdx(0), &slots(500), Some(&pattern(9, g.page_bytes() as usize))).unwrap();
     let mut buf = vec![1u8; g.page_bytes() as usize];
     let oob = a.read(PageIdx(0), Some(&mut buf)).unwrap();
-    assert!(
-        buf.iter().all(|&b| b == 0),
-        "metadata-only reads carry no payload"
-    );
-    assert_eq!(oob.slots()[1].tag.0, 501);
-    assert_eq!(
-        oob.seq, 0,
-        "the metadata store does not keep sequence numbers"
-    );
+    assert!(buf.iter().all(|&b| b == 0), "metadata-only reads carry no payload");
+    assert_eq!(oob.tag(1).0, 501);
+    assert_eq!(oob.seq, 0, "the metadata store does not keep sequence numbers");
 }
 
 #[test]
@@ -99,17 +76,12 @@ fn image_survives_close_and_reopen() {
     assert_eq!(a.block(BlockIdx(2)).erase_count, 1);
     assert!(a.block(BlockIdx(7)).bad);
     // The erased copy (LPN 30) is gone; the reprogrammed page (LPN 40) is back, valid.
-    assert_eq!(
-        a.unit(g.unit_addr(g.page_of(BlockIdx(2), 0), 0)),
-        UnitState::Valid(Lpn(40))
-    );
+    assert_eq!(a.unit(g.unit_addr(g.page_of(BlockIdx(2), 0), 0)), UnitState::Valid(Lpn(40)));
     // Sequence numbers come back from the OOB and keep increasing after reopen.
     let oob = a.read(g.page_of(BlockIdx(2), 0), None).unwrap();
     assert!(oob.seq >= 4, "{}", oob.seq);
     assert!(a.next_seq() > oob.seq);
-    let s = a
-        .program(g.page_of(BlockIdx(1), 2), &slots(50), None)
-        .unwrap();
+    let s = a.program(g.page_of(BlockIdx(1), 2), &slots(50), None).unwrap();
     assert!(s > oob.seq);
 }
 
@@ -119,25 +91,15 @@ fn image_rejects_another_geometry_and_garbage() {
     let path = dir.path().join("dev.ssdimg");
     let g = small();
     drop(ImageStore::create(&path, &g, 0).unwrap());
-    let other = nand::Geometry {
-        channels: 4,
-        ..g.clone()
-    };
+    let other = nand::Geometry { channels: 4, ..g.clone() };
     let err = ImageStore::open(&path, &other).err().unwrap();
     assert!(matches!(err, ImageError::GeometryMismatch { .. }));
-    assert!(
-        err.to_string()
-            .contains("channels: image has 2, configuration has 4"),
-        "{err}"
-    );
+    assert!(err.to_string().contains("channels: image has 2, configuration has 4"), "{err}");
 
     let junk = dir.path().join("junk");
     std::fs::write(&junk, vec![7u8; 10_000]).unwrap();
     let err = ImageStore::open(&junk, &g).err().unwrap().to_string();
-    assert!(
-        err.ends_with("not a usable ssdlab NAND image: bad magic number"),
-        "{err}"
-    );
+    assert!(err.ends_with("not a usable ssdlab NAND image: bad magic number"), "{err}");
 
     let short = dir.path().join("short");
     std::fs::write(&short, b"SSDLAB").unwrap();
