@@ -1,0 +1,186 @@
+//! The device configuration: one TOML document describing geometry, timing, controller and
+//! firmware. Every field documents its default and unit; [`DeviceConfig::validate`] names the
+//! first bad field as a dotted path (`geometry.channels: must be at least 1`).
+
+use std::path::Path;
+
+use nand::{Geometry, Timing, TimingModel};
+use serde::{Deserialize, Serialize};
+use sim::config::{ConfigError, ensure};
+use sim::{CoreSpec, Frequency};
+
+use crate::fil::FilConfig;
+
+/// A whole simulated device.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceConfig {
+    /// Short name, shown in reports. Required.
+    pub name: String,
+    /// One-line description. Default: empty.
+    #[serde(default)]
+    pub description: String,
+    /// Flash array shape. Required.
+    pub geometry: Geometry,
+    /// Flash timing. Default: MLC datasheet values (see `nand::Timing`).
+    #[serde(default)]
+    pub timing: Timing,
+    /// Controller cores. Default: one 1.2 GHz core for the FTL and one 500 MHz core for the FIL.
+    #[serde(default)]
+    pub controller: ControllerConfig,
+    /// Flash interface layer. Default: see `FilConfig`.
+    #[serde(default)]
+    pub fil: FilConfig,
+}
+
+/// The controller: its cores and which runs the FIL.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ControllerConfig {
+    /// The cores, in order (core 0 first). Default: `ftl` at 1.2 GHz, `fil` at 500 MHz.
+    #[serde(default = "default_cores")]
+    pub cores: Vec<CoreSpec>,
+    /// Index of the core that runs the FIL. Default: 1.
+    #[serde(default = "default_fil_core")]
+    pub fil_core: usize,
+}
+
+fn default_cores() -> Vec<CoreSpec> {
+    vec![CoreSpec::new("ftl", Frequency(1_200_000_000)), CoreSpec::new("fil", Frequency::mhz(500))]
+}
+
+fn default_fil_core() -> usize {
+    1
+}
+
+impl Default for ControllerConfig {
+    fn default() -> Self {
+        ControllerConfig { cores: default_cores(), fil_core: default_fil_core() }
+    }
+}
+
+/// A configuration file that could not be read or parsed.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The file could not be read.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// What the OS said.
+        source: std::io::Error,
+    },
+    /// The TOML is malformed or has an unknown or mistyped key.
+    #[error("{origin}:{line}:{column}: {message}")]
+    Parse {
+        /// The file name or preset name.
+        origin: String,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// The values do not make a device.
+    #[error("{origin}: {error}")]
+    Invalid {
+        /// The file name or preset name.
+        origin: String,
+        /// The first bad field.
+        error: ConfigError,
+    },
+}
+
+impl DeviceConfig {
+    /// Parses and validates a configuration; `origin` names it in errors (a path or preset).
+    pub fn from_toml(text: &str, origin: &str) -> Result<DeviceConfig, LoadError> {
+        let cfg: DeviceConfig = toml::from_str(text).map_err(|e| {
+            let (line, column) = e.span().map_or((1, 1), |s| line_col(text, s.start));
+            LoadError::Parse { origin: origin.to_string(), line, column, message: e.message().to_string() }
+        })?;
+        cfg.validate().map_err(|error| LoadError::Invalid { origin: origin.to_string(), error })?;
+        Ok(cfg)
+    }
+
+    /// Reads, parses and validates a configuration file.
+    pub fn load(path: &Path) -> Result<DeviceConfig, LoadError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| LoadError::Io { path: path.display().to_string(), source })?;
+        DeviceConfig::from_toml(&text, &path.display().to_string())
+    }
+
+    /// Checks every section; the error names the first bad field.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        ensure(!self.name.trim().is_empty(), "name", || "must not be empty".into())?;
+        self.geometry.validate().map_err(|e| e.within("geometry"))?;
+        self.timing.validate().map_err(|e| e.within("timing"))?;
+        let c = &self.controller;
+        ensure(!c.cores.is_empty(), "controller.cores", || "at least one core is needed".into())?;
+        for (i, core) in c.cores.iter().enumerate() {
+            ensure(core.clock.hz() >= 1_000, &format!("controller.cores[{i}].clock"), || {
+                format!("must be at least 1kHz (got {})", core.clock)
+            })?;
+        }
+        ensure(c.fil_core < c.cores.len(), "controller.fil_core", || {
+            format!("core {} does not exist ({} cores configured)", c.fil_core, c.cores.len())
+        })?;
+        self.fil.validate().map_err(|e| e.within("fil"))?;
+        Ok(())
+    }
+
+    /// The configuration with every derived default written out (what `ssdlab config` prints).
+    pub fn resolved(&self) -> DeviceConfig {
+        DeviceConfig { timing: self.timing.resolved(), ..self.clone() }
+    }
+
+    /// The timing model for this geometry.
+    pub fn timing_model(&self) -> TimingModel {
+        self.timing.model(self.geometry.page_bytes(), self.geometry.oob_size.bytes() as u32)
+    }
+
+    /// The configuration as TOML.
+    pub fn to_toml(&self) -> String {
+        toml::to_string_pretty(self).expect("a device configuration serialises")
+    }
+}
+
+/// 1-based line and column of byte offset `at` in `text`.
+fn line_col(text: &str, at: usize) -> (usize, usize) {
+    let before = &text[..at.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+    (line, column)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MINIMAL: &str =
+        "name = 'x'\n[geometry]\nchannels = 2\nways = 1\nblocks = 4\npages = 8\npage_size = '16KiB'\n";
+
+    #[test]
+    fn minimal_config_gets_defaults() {
+        let c = DeviceConfig::from_toml(MINIMAL, "t").unwrap();
+        assert_eq!(c.controller.cores.len(), 2);
+        let back = DeviceConfig::from_toml(&c.resolved().to_toml(), "round trip").unwrap();
+        assert_eq!(back.resolved(), c.resolved());
+    }
+
+    #[test]
+    fn errors_name_the_line_or_field() {
+        let e =
+            DeviceConfig::from_toml(&format!("{MINIMAL}bogus = 1\n"), "dev.toml").unwrap_err().to_string();
+        assert!(e.starts_with("dev.toml:8:1: unknown field `bogus`"), "{e}");
+        let e = DeviceConfig::from_toml(&MINIMAL.replace("channels = 2", "channels = 0"), "dev.toml")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(e, "dev.toml: geometry.channels: must be at least 1 (got 0)");
+        let e = DeviceConfig::from_toml(&format!("{MINIMAL}[controller]\nfil_core = 5\n"), "d").unwrap_err();
+        assert_eq!(e.to_string(), "d: controller.fil_core: core 5 does not exist (2 cores configured)");
+        let e =
+            DeviceConfig::from_toml(&MINIMAL.replace("channels = 2", "channels = 'two'"), "d").unwrap_err();
+        assert!(e.to_string().starts_with("d:3:12: invalid type"), "{e}");
+    }
+}

@@ -1,0 +1,144 @@
+//! What the FIL measures: per-operation phase times, program latency per page type, and
+//! per-die / per-channel busy time.
+
+use nand::PageType;
+use sim::stats::Histogram;
+use sim::{SimDuration, SimTime};
+
+use crate::fil::txn::{FlashOp, TxnSource, TxnTiming};
+
+/// Statistics of one operation type: latency and command-phase distributions, and the total
+/// time spent in each phase (divide by `count` for the mean).
+#[derive(Clone, Debug, Default)]
+pub struct OpStats {
+    /// Completed transactions.
+    pub count: u64,
+    /// Bytes moved over channels.
+    pub bytes: u64,
+    /// Submit to completion posted (ring, queue, die, channel), ns.
+    pub latency: Histogram,
+    /// Command setup and array phase, ns.
+    pub command: Histogram,
+    /// Total ring time: submit to FIL intake.
+    pub ring: SimDuration,
+    /// Total time waiting in the FIL queue for die and channel.
+    pub queue_wait: SimDuration,
+    /// Total time waiting for the channel after the array phase (reads).
+    pub channel_wait: SimDuration,
+    /// Total command time.
+    pub command_total: SimDuration,
+    /// Total channel transfer time.
+    pub transfer: SimDuration,
+}
+
+impl OpStats {
+    fn record(&mut self, t: &TxnTiming, bytes: u32) {
+        self.count += 1;
+        self.bytes += bytes as u64;
+        self.latency.record_duration(t.completed.saturating_since(t.submitted));
+        self.command.record_duration(t.command());
+        self.ring += t.ring();
+        self.queue_wait += t.queue_wait();
+        self.channel_wait += t.channel_wait();
+        self.command_total += t.command();
+        self.transfer += t.transfer();
+    }
+
+    /// `total / count` (zero if nothing was recorded).
+    pub fn mean(&self, total: SimDuration) -> SimDuration {
+        SimDuration::from_nanos(total.as_nanos().checked_div(self.count).unwrap_or(0))
+    }
+}
+
+/// FIL statistics over a run.
+#[derive(Clone, Debug)]
+pub struct FilStats {
+    /// Reads.
+    pub read: OpStats,
+    /// Programs.
+    pub program: OpStats,
+    /// Erases.
+    pub erase: OpStats,
+    /// Completed transactions per source: user, mapping, GC.
+    pub by_source: [u64; 3],
+    /// Program command-phase time (setup + tPROG) per page type, in word-line order.
+    pub program_by_page_type: Vec<(PageType, Histogram)>,
+    /// Multi-plane batches started, and transactions in them.
+    pub batches: u64,
+    /// Transactions that went in batches of more than one plane.
+    pub multi_plane_txns: u64,
+    /// Time each die had an operation in progress (ns).
+    pub die_busy_ns: Vec<u64>,
+    /// Time each channel was transferring or sending commands (ns).
+    pub channel_busy_ns: Vec<u64>,
+    /// Most transactions waiting in the FIL queues at once.
+    pub max_queued: usize,
+    /// When the statistics started.
+    pub since: SimTime,
+}
+
+impl FilStats {
+    pub(crate) fn new(dies: usize, channels: usize, page_types: &[PageType]) -> Self {
+        FilStats {
+            read: OpStats::default(),
+            program: OpStats::default(),
+            erase: OpStats::default(),
+            by_source: [0; 3],
+            program_by_page_type: page_types.iter().map(|&t| (t, Histogram::new())).collect(),
+            batches: 0,
+            multi_plane_txns: 0,
+            die_busy_ns: vec![0; dies],
+            channel_busy_ns: vec![0; channels],
+            max_queued: 0,
+            since: SimTime::ZERO,
+        }
+    }
+
+    pub(crate) fn record(
+        &mut self,
+        op: FlashOp,
+        source: TxnSource,
+        t: &TxnTiming,
+        bytes: u32,
+        page_type: usize,
+    ) {
+        match op {
+            FlashOp::Read => self.read.record(t, bytes),
+            FlashOp::Program => {
+                self.program.record(t, bytes);
+                self.program_by_page_type[page_type].1.record_duration(t.command());
+            }
+            FlashOp::Erase => self.erase.record(t, bytes),
+        }
+        let s = match source {
+            TxnSource::User => 0,
+            TxnSource::Mapping => 1,
+            TxnSource::Gc => 2,
+        };
+        self.by_source[s] += 1;
+    }
+
+    /// The statistics of one operation type.
+    pub fn op(&self, op: FlashOp) -> &OpStats {
+        match op {
+            FlashOp::Read => &self.read,
+            FlashOp::Program => &self.program,
+            FlashOp::Erase => &self.erase,
+        }
+    }
+
+    /// Fraction of `elapsed` each die was busy.
+    pub fn die_utilisation(&self, elapsed: SimDuration) -> Vec<f64> {
+        utilisation(&self.die_busy_ns, elapsed)
+    }
+
+    /// Fraction of `elapsed` each channel was busy.
+    pub fn channel_utilisation(&self, elapsed: SimDuration) -> Vec<f64> {
+        utilisation(&self.channel_busy_ns, elapsed)
+    }
+}
+
+fn utilisation(busy: &[u64], elapsed: SimDuration) -> Vec<f64> {
+    let e = elapsed.as_nanos().max(1) as f64;
+    busy.iter().map(|&b| b as f64 / e).collect()
+}

@@ -1,0 +1,233 @@
+//! Flash transactions: what the FTL asks of the FIL, and what comes back.
+
+use nand::{Oob, PageIdx};
+use serde::{Deserialize, Serialize};
+use sim::sync::oneshot;
+use sim::{SimDuration, SimTime};
+
+/// The flash operation.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FlashOp {
+    /// Page read: command, array read (tR), data out.
+    Read,
+    /// Page program: command and data in, array program (tPROG).
+    Program,
+    /// Block erase: command, array erase (tBERS).
+    Erase,
+}
+
+/// Who asked: the source decides which queue a transaction waits in.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TxnSource {
+    /// Host data.
+    User,
+    /// Translation pages (DFTL).
+    Mapping,
+    /// Garbage collection and wear levelling.
+    Gc,
+}
+
+/// The seven per-die queues: (mapping, user, GC) x (read, write), and erase.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum QueueKind {
+    /// Translation-page reads.
+    MappingRead,
+    /// Host reads.
+    UserRead,
+    /// GC reads.
+    GcRead,
+    /// Translation-page programs.
+    MappingWrite,
+    /// Host programs.
+    UserWrite,
+    /// GC programs.
+    GcWrite,
+    /// Erases (any source).
+    Erase,
+}
+
+impl QueueKind {
+    /// Every queue kind, in the default priority order.
+    pub const ALL: [QueueKind; 7] = [
+        QueueKind::MappingRead,
+        QueueKind::UserRead,
+        QueueKind::GcRead,
+        QueueKind::MappingWrite,
+        QueueKind::UserWrite,
+        QueueKind::GcWrite,
+        QueueKind::Erase,
+    ];
+
+    /// The queue a transaction of `op` from `source` waits in.
+    pub fn of(op: FlashOp, source: TxnSource) -> QueueKind {
+        match (op, source) {
+            (FlashOp::Erase, _) => QueueKind::Erase,
+            (FlashOp::Read, TxnSource::Mapping) => QueueKind::MappingRead,
+            (FlashOp::Read, TxnSource::User) => QueueKind::UserRead,
+            (FlashOp::Read, TxnSource::Gc) => QueueKind::GcRead,
+            (FlashOp::Program, TxnSource::Mapping) => QueueKind::MappingWrite,
+            (FlashOp::Program, TxnSource::User) => QueueKind::UserWrite,
+            (FlashOp::Program, TxnSource::Gc) => QueueKind::GcWrite,
+        }
+    }
+
+    /// Position in [`QueueKind::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The operation of every transaction in this queue.
+    pub fn op(self) -> FlashOp {
+        match self {
+            QueueKind::MappingRead | QueueKind::UserRead | QueueKind::GcRead => FlashOp::Read,
+            QueueKind::MappingWrite | QueueKind::UserWrite | QueueKind::GcWrite => FlashOp::Program,
+            QueueKind::Erase => FlashOp::Erase,
+        }
+    }
+}
+
+/// What to program: one OOB slot per mapping unit and, for payload stores, the page's data.
+#[derive(Clone, Debug)]
+pub struct PageWrite {
+    /// LPNs and tags of the units.
+    pub oob: Oob,
+    /// One whole page of data, or `None` in metadata-only mode.
+    pub data: Option<Box<[u8]>>,
+}
+
+/// A request to the FIL.
+#[derive(Debug)]
+pub struct FlashRequest {
+    /// The operation.
+    pub op: FlashOp,
+    /// Who asked.
+    pub source: TxnSource,
+    /// The page (for an erase: any page of the block).
+    pub page: PageIdx,
+    /// Bytes moved over the channel for a read (0 = the whole page with its OOB).
+    pub xfer_bytes: u32,
+    /// For a read: copy the payload out (payload stores only).
+    pub want_data: bool,
+    /// For a program: what to write.
+    pub write: Option<PageWrite>,
+}
+
+impl FlashRequest {
+    /// A whole-page read.
+    pub fn read(source: TxnSource, page: PageIdx) -> Self {
+        FlashRequest { op: FlashOp::Read, source, page, xfer_bytes: 0, want_data: false, write: None }
+    }
+
+    /// A program of `write` into `page`.
+    pub fn program(source: TxnSource, page: PageIdx, write: PageWrite) -> Self {
+        FlashRequest {
+            op: FlashOp::Program,
+            source,
+            page,
+            xfer_bytes: 0,
+            want_data: false,
+            write: Some(write),
+        }
+    }
+
+    /// An erase of the block holding `page`.
+    pub fn erase(source: TxnSource, page: PageIdx) -> Self {
+        FlashRequest { op: FlashOp::Erase, source, page, xfer_bytes: 0, want_data: false, write: None }
+    }
+}
+
+/// How a transaction ended. Device outcomes are values, not Rust errors.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FlashStatus {
+    /// Done.
+    Ok,
+    /// The page store failed (a host I/O error under a NAND image).
+    StoreError(String),
+}
+
+/// When each phase of a transaction happened.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct TxnTiming {
+    /// The FTL called submit.
+    pub submitted: SimTime,
+    /// The FIL took it off the available ring.
+    pub queued: SimTime,
+    /// Its command phase started (die and channel granted).
+    pub dispatched: SimTime,
+    /// Its array phase (tR, tPROG, tBERS) ended.
+    pub array_done: SimTime,
+    /// Its data transfer started (reads: data out; programs: data in, = dispatched).
+    pub xfer_start: SimTime,
+    /// Its data transfer ended.
+    pub xfer_end: SimTime,
+    /// The FIL posted the completion.
+    pub completed: SimTime,
+}
+
+impl TxnTiming {
+    /// Submit to FIL intake (ring cost and notification latency).
+    pub fn ring(&self) -> SimDuration {
+        self.queued.saturating_since(self.submitted)
+    }
+    /// Time in the FIL's queue waiting for the die and channel.
+    pub fn queue_wait(&self) -> SimDuration {
+        self.dispatched.saturating_since(self.queued)
+    }
+    /// For reads: time between the end of tR and the start of data out (channel busy).
+    pub fn channel_wait(&self) -> SimDuration {
+        self.xfer_start.saturating_since(self.array_done)
+    }
+    /// Channel time moving data (reads: data out; programs: data in).
+    pub fn transfer(&self) -> SimDuration {
+        self.xfer_end.saturating_since(self.xfer_start)
+    }
+    /// Die time that is neither transfer nor waiting for the channel: command setup and the
+    /// array operation (for cache programs, also the wait for the array).
+    pub fn command(&self) -> SimDuration {
+        let end = self.array_done.max(self.xfer_end);
+        end.saturating_since(self.dispatched) - self.transfer() - self.channel_wait()
+    }
+}
+
+/// The FIL's answer.
+#[derive(Debug)]
+pub struct TxnResult {
+    /// Outcome.
+    pub status: FlashStatus,
+    /// Phase instants.
+    pub timing: TxnTiming,
+    /// For reads: the page's OOB (LPNs and tags).
+    pub oob: Option<Oob>,
+    /// For reads with `want_data` on a payload store: the page.
+    pub data: Option<Box<[u8]>>,
+    /// For programs: the page's sequence number.
+    pub seq: u64,
+}
+
+/// A transaction inside the FIL, with its result as it takes shape.
+pub(crate) struct Txn {
+    pub req: FlashRequest,
+    pub reply: oneshot::Sender<TxnResult>,
+    pub timing: TxnTiming,
+    pub status: FlashStatus,
+    pub seq: u64,
+    pub oob: Option<Oob>,
+    pub data: Option<Box<[u8]>>,
+}
+
+impl Txn {
+    pub fn new(req: FlashRequest, reply: oneshot::Sender<TxnResult>, submitted: SimTime) -> Self {
+        Txn {
+            req,
+            reply,
+            timing: TxnTiming { submitted, ..TxnTiming::default() },
+            status: FlashStatus::Ok,
+            seq: 0,
+            oob: None,
+            data: None,
+        }
+    }
+}

@@ -1,0 +1,15 @@
+//! # ssdlab-firmware: the SSD controller firmware
+//!
+//! ```text
+//!   host --NVMe--> HIL --> FTL (mapping, cache, GC, WL) --> [ FIL ] --> NAND array (nand crate)
+//! ```
+//!
+//! Firmware is written in the coroutine style of ssdlab's runtime (`sim`): each request is an
+//! async function that awaits what a controller waits for — flash transactions, DMA, CPU time
+//! on its core. This crate holds the flash interface layer ([`fil`]), which owns the per-die
+//! transaction queues and the timing of dies and channels.
+
+pub mod config;
+pub mod fil;
+pub mod platform;
+pub mod presets;

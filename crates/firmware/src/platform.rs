@@ -1,0 +1,70 @@
+//! Assembling a simulated device from its configuration: the simulation, its controller cores,
+//! the flash array over the chosen page store, and the FIL on its core.
+
+use std::cell::RefCell;
+use std::path::PathBuf;
+use std::rc::Rc;
+
+use nand::FlashArray;
+use nand::store::{ImageError, ImageStore, MemoryStore, MetaStore, PageStore};
+use sim::{CoreId, Sim};
+
+use crate::config::DeviceConfig;
+use crate::fil::Fil;
+
+/// Where page data lives.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StoreChoice {
+    /// No payloads, tags only: large devices and fast sweeps.
+    Metadata,
+    /// Payloads in RAM.
+    Memory,
+    /// A NAND image file; `create` makes a fresh one, otherwise an existing one is reopened.
+    Image {
+        /// The image file.
+        path: PathBuf,
+        /// Create (or truncate) rather than reopen.
+        create: bool,
+    },
+}
+
+/// A device under simulation: the executor, the cores and the FIL over the flash array.
+pub struct Platform {
+    /// The simulation.
+    pub sim: Sim,
+    /// The controller cores, in configuration order.
+    pub cores: Vec<CoreId>,
+    /// The flash interface layer.
+    pub fil: Fil,
+    /// The configuration it was built from.
+    pub config: DeviceConfig,
+}
+
+impl Platform {
+    /// Builds a device from a validated configuration.
+    pub fn build(cfg: &DeviceConfig, store: &StoreChoice, seed: u64) -> Result<Platform, ImageError> {
+        let sim = Sim::new(seed);
+        let cores: Vec<CoreId> = cfg.controller.cores.iter().map(|c| sim.add_core(c.clone())).collect();
+        let geo = cfg.geometry.clone();
+        let array = match store {
+            StoreChoice::Metadata => FlashArray::new(geo.clone(), boxed(MetaStore::new(&geo))),
+            StoreChoice::Memory => FlashArray::new(geo.clone(), boxed(MemoryStore::new(&geo))),
+            StoreChoice::Image { path, create: true } => {
+                FlashArray::new(geo.clone(), boxed(ImageStore::create(path, &geo, 0)?))
+            }
+            StoreChoice::Image { path, create: false } => ImageStore::open(path, &geo)?.into_array(geo),
+        };
+        let fil = Fil::start(
+            &sim.cx(),
+            cores[cfg.controller.fil_core],
+            &cfg.fil,
+            cfg.timing_model(),
+            Rc::new(RefCell::new(array)),
+        );
+        Ok(Platform { sim, cores, fil, config: cfg.clone() })
+    }
+}
+
+fn boxed(s: impl PageStore + 'static) -> Box<dyn PageStore> {
+    Box::new(s)
+}

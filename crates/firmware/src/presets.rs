@@ -1,0 +1,40 @@
+//! Built-in device presets (TOML files shipped in `crates/firmware/presets/`, each citing
+//! PRESETS.md for the published parameters and stating its own assumptions).
+
+use crate::config::{DeviceConfig, LoadError};
+
+/// Every preset: (name, TOML text).
+pub const PRESETS: &[(&str, &str)] = &[
+    ("softssd", include_str!("../presets/softssd.toml")),
+    ("pipessd", include_str!("../presets/pipessd.toml")),
+    ("hostftl-array", include_str!("../presets/hostftl-array.toml")),
+];
+
+/// The preset named `name`, parsed and validated.
+pub fn get(name: &str) -> Option<Result<DeviceConfig, LoadError>> {
+    PRESETS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(n, text)| DeviceConfig::from_toml(text, &format!("preset {n}")))
+}
+
+/// The TOML text of the preset named `name`, comments included.
+pub fn text(name: &str) -> Option<&'static str> {
+    PRESETS.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
+}
+
+/// Preset names.
+pub fn names() -> impl Iterator<Item = &'static str> {
+    PRESETS.iter().map(|(n, _)| *n)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_preset_loads_and_is_named_after_its_file() {
+        for name in super::names() {
+            let cfg = super::get(name).unwrap().unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(cfg.name, name);
+        }
+    }
+}
