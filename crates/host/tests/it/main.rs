@@ -1,0 +1,3 @@
+//! Integration tests of the host crate.
+
+mod phys_bounds;

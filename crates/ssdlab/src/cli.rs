@@ -1,0 +1,150 @@
+//! Command-line arguments (raw, as parsed; commands turn them into validated settings).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// ssdlab: a software SSD platform. Simulate flash firmware deterministically in virtual time
+/// and see everything inside.
+#[derive(Parser, Debug)]
+#[command(version, propagate_version = true, after_help = EXAMPLES)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+const EXAMPLES: &str = "Examples:
+  ssdlab run                               run the default demo on the softssd preset
+  ssdlab phys hostftl-array --op program --count 12800 --qd 256
+                                           saturate the Host-FTL array with programs
+  ssdlab presets                           list the built-in devices
+  ssdlab config softssd > my.toml          start a configuration of your own from a preset
+  ssdlab phys my.toml --op read --channels 1 --json out.json";
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run ssdlab's main job on built-in defaults (a flash-interface demo on the softssd preset).
+    Run(RunArgs),
+    /// Drive the flash interface layer directly with raw page reads, programs or erases.
+    Phys(PhysArgs),
+    /// List the built-in device presets, or show one with its comments.
+    Presets {
+        /// A preset to show in full.
+        name: Option<String>,
+    },
+    /// Print a fully resolved device configuration (every default written out) to edit.
+    Config {
+        /// A preset name or a TOML file. Default: softssd.
+        device: Option<String>,
+    },
+    /// Measure the simulator itself: events, flash transactions per wall-clock second, memory.
+    Bench(BenchArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// A preset name or a TOML file. Default: softssd.
+    pub device: Option<String>,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct CommonArgs {
+    /// Seed of the simulation's random number generator.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Write the full report as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Where page data lives: metadata (tags only), memory, or a NAND image file.
+    #[arg(long, value_enum, default_value_t = StoreArg::Metadata)]
+    pub store: StoreArg,
+    /// The NAND image file for --store image (created if it does not exist).
+    #[arg(long, value_name = "FILE")]
+    pub image: Option<PathBuf>,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreArg {
+    /// No payloads: data tags only (large devices, fast sweeps).
+    Metadata,
+    /// Page payloads in RAM.
+    Memory,
+    /// Page payloads in a NAND image file (--image).
+    Image,
+}
+
+#[derive(Args, Debug)]
+pub struct PhysArgs {
+    /// A preset name or a TOML file. Default: softssd.
+    pub device: Option<String>,
+    /// Operation.
+    #[arg(long, value_enum, default_value_t = OpArg::Read)]
+    pub op: OpArg,
+    /// Percentage of reads for --op mixed.
+    #[arg(long, default_value_t = 50)]
+    pub read_pct: u32,
+    /// Address pattern: stripe (round robin over dies, channel first) or random.
+    #[arg(long, value_enum, default_value_t = PatternArg::Stripe)]
+    pub pattern: PatternArg,
+    /// Use only the first N channels.
+    #[arg(long)]
+    pub channels: Option<u32>,
+    /// Use only the first N chips of each channel.
+    #[arg(long)]
+    pub ways: Option<u32>,
+    /// Use only the first N dies of each chip.
+    #[arg(long)]
+    pub dies: Option<u32>,
+    /// Use only the first N planes of each die.
+    #[arg(long)]
+    pub planes: Option<u32>,
+    /// Transactions kept outstanding.
+    #[arg(long, default_value_t = 64)]
+    pub qd: u32,
+    /// Open loop: transactions per second of simulated time (default: closed loop at --qd).
+    #[arg(long)]
+    pub rate: Option<f64>,
+    /// Transactions to issue.
+    #[arg(long, default_value_t = 10_000)]
+    pub count: u64,
+    /// Bytes per read transfer (a partial page), e.g. 4KiB.
+    #[arg(long)]
+    pub read_bytes: Option<String>,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpArg {
+    /// Page reads of pre-programmed blocks.
+    Read,
+    /// Page programs into fresh blocks.
+    Program,
+    /// Block erases.
+    Erase,
+    /// Reads and programs, mixed by --read-pct.
+    Mixed,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PatternArg {
+    /// Round robin over the dies, channel first.
+    Stripe,
+    /// A random die per transaction.
+    Random,
+}
+
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// Events (timer wake-ups) to simulate for the executor measurement.
+    #[arg(long, default_value_t = 2_000_000)]
+    pub events: u64,
+    /// Flash transactions for the FIL measurement.
+    #[arg(long, default_value_t = 300_000)]
+    pub txns: u64,
+    /// Raw capacity of the geometry whose metadata-only footprint is measured.
+    #[arg(long, default_value = "1TiB")]
+    pub capacity: String,
+}

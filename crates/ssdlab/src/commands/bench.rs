@@ -1,0 +1,144 @@
+//! `ssdlab bench`: how fast the simulator runs on this machine (wall clock, one core).
+//!
+//! For careful numbers use the criterion benches (`cargo bench`); this command gives a quick
+//! reading of the same quantities plus the memory footprint of a large metadata-only array.
+
+use std::rc::Rc;
+use std::time::Instant;
+
+use anyhow::{Context, Result, ensure};
+use firmware::platform::{Platform, StoreChoice};
+use host::phys::{PhysOp, PhysPattern, PhysWorkload};
+use nand::store::MetaStore;
+use nand::{FlashArray, Geometry};
+use sim::sync::{Ring, RingSpec};
+use sim::{ByteSize, CoreId, CoreSpec, Frequency, Sim, SimDuration};
+
+use crate::cli::BenchArgs;
+
+pub fn run(a: BenchArgs) -> Result<()> {
+    ensure!(a.events >= 1000 && a.txns >= 1000, "--events and --txns must be at least 1000");
+    println!("{:<44} {:>14} {:>12}", "measurement", "per wall sec", "wall time");
+    let (n, secs) = timed(|| bare_timers(a.events));
+    row("executor: bare timer events", n as f64 / secs, secs);
+    let (n, secs) = timed(|| ping_pong(a.events / 10));
+    row("executor: cross-core ring ping-pong events", n as f64 / secs, secs);
+    for op in [PhysOp::Read, PhysOp::Program] {
+        let (n, secs) = fil_transactions(op, a.txns)?;
+        row(&format!("FIL: random {op:?} transactions (softssd)").to_lowercase(), n as f64 / secs, secs);
+    }
+    let capacity: ByteSize = a.capacity.parse().context("--capacity")?;
+    memory(capacity)
+}
+
+fn row(what: &str, rate: f64, secs: f64) {
+    println!("{what:<44} {:>14} {secs:>11.2}s", thousands(rate));
+}
+
+fn thousands(v: f64) -> String {
+    let s = format!("{:.0}", v);
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn timed(f: impl FnOnce() -> u64) -> (u64, f64) {
+    let t = Instant::now();
+    let n = f();
+    (n, t.elapsed().as_secs_f64())
+}
+
+fn bare_timers(events: u64) -> u64 {
+    let sim = Sim::new(1);
+    let cx = sim.cx();
+    let per_task = events / 2 / 1000;
+    for _ in 0..1000 {
+        let c = cx.clone();
+        cx.spawn(CoreId::UNBOUND, "sleeper", async move {
+            for _ in 0..per_task {
+                let d = c.with_rng(|g| rand::Rng::next_u64(g) % 10_000);
+                c.sleep(SimDuration::from_nanos(d + 1)).await;
+            }
+        });
+    }
+    sim.run().expect("no deadlock");
+    sim.events()
+}
+
+fn ping_pong(rounds: u64) -> u64 {
+    let sim = Sim::new(1);
+    let a = sim.add_core(CoreSpec::new("a", Frequency::mhz(1000)));
+    let b = sim.add_core(CoreSpec::new("b", Frequency::mhz(1000)));
+    let cx = sim.cx();
+    let spec = RingSpec { capacity: 16, enqueue_cycles: 20, notify_latency: SimDuration::from_nanos(300) };
+    let ab = Rc::new(Ring::new(&cx, "ab", spec.clone()));
+    let ba = Rc::new(Ring::new(&cx, "ba", spec));
+    let (c, tx, rx) = (cx.clone(), ab.clone(), ba.clone());
+    cx.spawn(a, "ping", async move {
+        for i in 0..rounds {
+            tx.push(i).await;
+            rx.pop().await;
+            c.compute(100).await;
+        }
+    });
+    let c = cx.clone();
+    cx.spawn_daemon(b, "pong", async move {
+        while let Some(v) = ab.pop().await {
+            c.compute(100).await;
+            ba.push(v).await;
+        }
+    });
+    sim.run().expect("no deadlock");
+    sim.events()
+}
+
+fn fil_transactions(op: PhysOp, count: u64) -> Result<(u64, f64)> {
+    let cfg = firmware::presets::get("softssd").expect("built in")?;
+    let p = Platform::build(&cfg, &StoreChoice::Metadata, 1)?;
+    let w = PhysWorkload { op, pattern: PhysPattern::Random, qd: 256, count, ..PhysWorkload::default() };
+    let t = Instant::now();
+    host::phys::run(&p, &w, &mut |_, _| {})?;
+    Ok((count, t.elapsed().as_secs_f64()))
+}
+
+fn resident_bytes() -> Option<u64> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    statm.split_whitespace().nth(1)?.parse::<u64>().ok().map(|pages| pages * 4096)
+}
+
+fn memory(capacity: ByteSize) -> Result<()> {
+    // 8 channels x 8 ways x 2 dies x 2 planes, 512 pages of 16 KiB per block, 4 KiB units.
+    let per_block = 512 * 16 * 1024u64;
+    let blocks = capacity.bytes() / (256 * per_block);
+    ensure!(blocks >= 1, "--capacity must be at least {}", ByteSize(256 * per_block));
+    let geo = Geometry {
+        channels: 8,
+        ways: 8,
+        dies: 2,
+        planes: 2,
+        blocks: blocks as u32,
+        pages: 512,
+        page_size: ByteSize::kib(16),
+        oob_size: ByteSize(1872),
+        mapping_unit: ByteSize::kib(4),
+    };
+    geo.validate().map_err(|e| anyhow::anyhow!("geometry for --capacity: {e}"))?;
+    let before = resident_bytes().unwrap_or(0);
+    let array = FlashArray::new(geo.clone(), Box::new(MetaStore::new(&geo)));
+    let after = resident_bytes().unwrap_or(0);
+    let pages = geo.total_pages() as f64;
+    println!(
+        "metadata-only array, {} raw ({} pages): {} allocated = {:.2} B/page; process RSS grew by {}",
+        geo.capacity(),
+        geo.total_pages(),
+        ByteSize(array.resident_bytes() as u64),
+        array.resident_bytes() as f64 / pages,
+        ByteSize(after.saturating_sub(before) / (1 << 20) * (1 << 20))
+    );
+    Ok(())
+}

@@ -1,0 +1,13 @@
+//! `ssdlab config`: a fully resolved configuration, every default written out.
+
+use anyhow::Result;
+
+use crate::device;
+
+pub fn run(name: Option<&str>) -> Result<()> {
+    let cfg = device::load(name)?;
+    println!("# ssdlab device configuration, resolved from `{}`.", name.unwrap_or(device::DEFAULT_DEVICE));
+    println!("# Every field is shown; edit and run with `ssdlab run FILE`.\n");
+    print!("{}", cfg.resolved().to_toml());
+    Ok(())
+}

@@ -1,0 +1,29 @@
+//! One module per subcommand.
+
+mod bench;
+mod config;
+mod phys;
+mod presets;
+mod run;
+
+use anyhow::Result;
+
+use crate::cli::{Cli, Command};
+
+/// Runs the parsed command.
+pub fn dispatch(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Run(a) => run::run(a),
+        Command::Phys(a) => phys::run(a),
+        Command::Presets { name } => presets::run(name.as_deref()),
+        Command::Config { device } => config::run(device.as_deref()),
+        Command::Bench(a) => bench::run(a),
+    }
+}
+
+/// Writes `value` as pretty JSON to `path`.
+fn write_json(path: &std::path::Path, value: &impl serde::Serialize) -> Result<()> {
+    use anyhow::Context;
+    let text = serde_json::to_string_pretty(value)?;
+    std::fs::write(path, text + "\n").with_context(|| format!("writing {}", path.display()))
+}

@@ -1,0 +1,29 @@
+//! End-to-end tests of the `ssdlab` command.
+
+mod bad_input;
+mod commands;
+
+use std::process::{Command, Output};
+
+/// Runs `ssdlab` with `args`.
+pub fn ssdlab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ssdlab")).args(args).output().expect("ssdlab runs")
+}
+
+/// Stdout of a successful run.
+pub fn ok(args: &[&str]) -> String {
+    let out = ssdlab(args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "ssdlab {args:?} failed: {stderr}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Stderr of a run that must fail cleanly: exit code 1, one line, no panic.
+pub fn fails(args: &[&str]) -> String {
+    let out = ssdlab(args);
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(1), "ssdlab {args:?}: {stderr}");
+    assert!(!stderr.contains("panicked"), "ssdlab {args:?} panicked: {stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "one-line error expected: {stderr}");
+    stderr
+}
