@@ -65,7 +65,7 @@ pub fn open_with(
                 LogSpace { index: i, geo: geo.log_space(i) }
             }
         };
-        logs.push(LogState { ls, quarantined: AtomicBool::new(false), error: Mutex::new(None) });
+        logs.push(LogState { ls, quarantined: AtomicBool::new(false), error: Mutex::new(None), inline: Mutex::new(()) });
     }
     let sh = Arc::new(Shared {
         cores: CorePool::new(cfg.workers, cfg.slowdown),

@@ -4,7 +4,7 @@
 use std::sync::{Condvar, Mutex};
 use std::time::Instant;
 
-use nicfs_pm::spin_for_ns;
+use nicfs_pm::{modelled_wait_ns, spin_for_ns};
 
 /// A counting semaphore of NIC cores plus the slowdown model.
 pub struct CorePool {
@@ -30,9 +30,12 @@ impl CorePool {
             *g -= 1;
         }
         let start = Instant::now();
+        let waited = modelled_wait_ns();
         let r = f();
-        let extra = start.elapsed().as_nanos() as f64 * (self.slowdown - 1.0);
-        spin_for_ns(extra as u64);
+        // Only computing is slower on a weak core; modelled DMA/PM waits are not scaled.
+        let wait = modelled_wait_ns().wrapping_sub(waited);
+        let compute = (start.elapsed().as_nanos() as u64).saturating_sub(wait);
+        spin_for_ns((compute as f64 * (self.slowdown - 1.0)) as u64);
         *self.free.lock().unwrap_or_else(|e| e.into_inner()) += 1;
         self.cv.notify_one();
         r

@@ -40,6 +40,9 @@ pub(crate) struct LogState {
     /// Set after an unrecoverable error (corrupt log): the log is no longer processed.
     pub(crate) quarantined: AtomicBool,
     pub(crate) error: Mutex<Option<String>>,
+    /// Serialises inline processing of this log (several threads may drain it through
+    /// `DirectLink`s; two must never apply the same batch).
+    pub(crate) inline: Mutex<()>,
 }
 
 /// Everything the back end's threads share.
@@ -127,6 +130,7 @@ impl Shared {
     /// Runs all four stages for one batch on the calling thread. Returns whether there was
     /// anything to do.
     pub fn step_inline(&self, slot: usize, verify: bool) -> Result<bool, FsError> {
+        let _one_at_a_time = self.logs[slot].inline.lock().unwrap_or_else(|e| e.into_inner());
         if self.is_quarantined(slot) {
             return Err(FsError::corrupt(format!("log {slot} is quarantined")));
         }

@@ -52,6 +52,8 @@ pub struct CrashReport {
     pub fences: u64,
     /// Crash images recovered and checked.
     pub images: u64,
+    /// Of those, images taken while the back end was patching (draining the log).
+    pub images_mid_patch: u64,
     /// Idempotence re-runs.
     pub idempotence_checks: u64,
     /// Every violation, with its seed and fence.
@@ -65,6 +67,7 @@ impl CrashReport {
         self.ops += o.ops;
         self.fences += o.fences;
         self.images += o.images;
+        self.images_mid_patch += o.images_mid_patch;
         self.idempotence_checks += o.idempotence_checks;
         self.violations.extend(o.violations);
     }
@@ -142,6 +145,7 @@ struct Ctx {
     seed: u64,
     cfg: CrashConfig,
     last_op: String,
+    draining: bool,
 }
 
 fn backend_cfg() -> BackendConfig {
@@ -231,6 +235,7 @@ pub fn run_seed(seed: u64, cfg: &CrashConfig) -> CrashReport {
         seed,
         cfg: cfg.clone(),
         last_op: "setup".into(),
+        draining: false,
     }));
     let c2 = ctx.clone();
     pm.set_observer(Some(Box::new(move |cp| {
@@ -238,6 +243,9 @@ pub fn run_seed(seed: u64, cfg: &CrashConfig) -> CrashReport {
         ctx.report.fences += 1;
         let subsets = ctx.cfg.subsets;
         for img in cp.images(subsets, ctx.seed.rotate_left(17) ^ cp.fence_index()) {
+            if ctx.draining {
+                ctx.report.images_mid_patch += 1;
+            }
             check_image(&mut ctx, img, cp.fence_index());
         }
     })));
@@ -267,7 +275,9 @@ pub fn run_seed(seed: u64, cfg: &CrashConfig) -> CrashReport {
             c.last_op = "drain".into();
         }
         if rng.below(100) < cfg.drain_pct {
+            ctx.lock().unwrap_or_else(|e| e.into_inner()).draining = true;
             let _ = fs.client().sync_all();
+            ctx.lock().unwrap_or_else(|e| e.into_inner()).draining = false;
         }
     }
     let _ = fs.client().sync_all();

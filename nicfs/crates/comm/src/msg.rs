@@ -83,4 +83,13 @@ mod tests {
         assert_eq!(Msg::decode(&[0; 8]), None);
         assert_eq!(Msg::decode(&[99; 8]), None);
     }
+
+    proptest::proptest! {
+        #[test]
+        fn arbitrary_words_never_panic(w in proptest::array::uniform8(proptest::num::u64::ANY)) {
+            if let Some(m) = Msg::decode(&w) {
+                proptest::prop_assert_eq!(Msg::decode(&m.encode()), Some(m));
+            }
+        }
+    }
 }

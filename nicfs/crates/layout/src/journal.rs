@@ -106,4 +106,17 @@ mod tests {
         let big = JournalHeader { seq: 1, nrec: 10_000, committed: true }.encode(&[]);
         assert!(JournalHeader::decode(&big, 16).is_err());
     }
+
+    proptest::proptest! {
+        #[test]
+        fn arbitrary_headers_and_records_never_panic(
+            hdr in proptest::collection::vec(proptest::num::u8::ANY, 0..40),
+            recs in proptest::collection::vec(proptest::num::u8::ANY, 0..200),
+        ) {
+            if let Ok(h) = JournalHeader::decode(&hdr, 16) {
+                proptest::prop_assert!(h.nrec <= JournalHeader::capacity(16));
+            }
+            let _ = JournalHeader::verify(&hdr, &recs);
+        }
+    }
 }

@@ -77,4 +77,12 @@ mod tests {
         b[13] ^= 4;
         assert!(LogSuper::decode(&b, &geo, 1).is_err());
     }
+
+    proptest::proptest! {
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..40), index in 0u32..4) {
+            let geo = Geometry::compute(&crate::FormatConfig::small(4 << 20)).unwrap();
+            let _ = LogSuper::decode(&bytes, &geo, index);
+        }
+    }
 }

@@ -34,12 +34,15 @@ pub struct IoArgs {
     /// Run without the PM cost model (functional speed only).
     #[arg(long)]
     no_cost: bool,
+    /// Log data per NICFS front end in MiB (8: sustained, back-pressure; 256: burst).
+    #[arg(long, default_value_t = 8)]
+    log_mib: u64,
 }
 
-fn make(kind: &str, procs: usize, file: u64, cost: &CostModel) -> Result<Box<dyn System>> {
+fn make(kind: &str, procs: usize, file: u64, cost: &CostModel, log_mib: u64) -> Result<Box<dyn System>> {
     let path = scratch_dir().join(format!("nicfs-bench-{kind}-{}", std::process::id()));
     Ok(match kind {
-        "nicfs" => Box::new(NicfsSys::new(&path, procs, cost, BackendConfig::default(), "nicfs")?),
+        "nicfs" => Box::new(NicfsSys::new(&path, procs, cost, BackendConfig::default(), "nicfs", log_mib)?),
         "raw" => Box::new(RawSys::new(&path, procs, file, cost)?),
         "inplace" => Box::new(InPlaceSys::new(&path, procs, cost)?),
         "ext4" => Box::new(Ext4Sys::new(&scratch_dir(), procs, file)?),
@@ -99,7 +102,7 @@ pub fn run(a: IoArgs) -> Result<()> {
     println!("|---|---|---|---|---|---|---|");
     for kind in a.systems.split(',').map(str::trim) {
         for &p in &procs {
-            let sys = match make(kind, p, file, &cost) {
+            let sys = match make(kind, p, file, &cost, a.log_mib) {
                 Ok(s) => s,
                 Err(e) => {
                     println!("| {kind} | {p} | - | - | - | skipped: {e} | |");

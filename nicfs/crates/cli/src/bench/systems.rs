@@ -39,19 +39,25 @@ pub struct NicfsSys {
 
 impl NicfsSys {
     /// Formats `path`, starts the back end and attaches `procs` front ends with a file each.
+    /// `log_mib` is the size of each front end's log data region: small logs show sustained
+    /// throughput (bounded by the back end through back-pressure), large ones the front end's
+    /// burst throughput.
     pub fn new(
         path: &std::path::Path,
         procs: usize,
         cost: &CostModel,
         be: BackendConfig,
         label: &str,
+        log_mib: u64,
     ) -> Result<NicfsSys> {
+        let log = log_mib.max(1) << 20;
+        let headers = ((log / 256).next_power_of_two() as u32).clamp(64, 1 << 20);
         let fmt = FormatConfig {
-            size_bytes: 512 << 20,
+            size_bytes: (512 << 20) + 4 * (log + 4096 + headers as u64 * 64),
             inodes: 1024,
             log_spaces: 4,
-            log_headers: 8192,
-            log_data_bytes: 8 << 20,
+            log_headers: headers,
+            log_data_bytes: log,
             journal_blocks: 256,
         };
         let pm = timed_pm(path, fmt.size_bytes, cost)?;
