@@ -1,7 +1,6 @@
 //! Stage 2, Data Locate: resolve the file blocks each write touches through the index-block
 //! cache (organised in 64-byte lines of 16 pointers), reading index lines by DMA on a miss.
 
-use std::collections::HashMap;
 
 use nicfs_layout::{BLOCK_SIZE, BlockNo, Geometry, Ino, Inode, LogOp};
 use nicfs_pm::PmAddr;
@@ -39,14 +38,14 @@ impl MetaRead for CachedReader<'_> {
 #[derive(Default, Debug)]
 pub struct Located {
     /// (inode, file block) -> existing block, or `None` for a hole that Patch must allocate.
-    pub blocks: HashMap<(Ino, u64), Option<BlockNo>>,
+    pub blocks: nicfs_store::IntMap<(Ino, u64), Option<BlockNo>>,
 }
 
 /// Resolves every block written by `batch`. Failures (a corrupt or not-yet-created inode)
 /// leave the block unresolved; Patch works from the authoritative state anyway.
 pub fn locate(space: &Space, cache: &LineCache, batch: &Batch) -> Located {
     let r = CachedReader { space, cache };
-    let mut inodes: HashMap<Ino, Option<Inode>> = HashMap::new();
+    let mut inodes: nicfs_store::IntMap<Ino, Option<Inode>> = nicfs_store::IntMap::default();
     let mut out = Located::default();
     for e in &batch.entries {
         let LogOp::Write { ino, offset } = e.hdr.op else { continue };

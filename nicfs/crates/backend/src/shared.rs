@@ -32,6 +32,8 @@ pub struct Counters {
     pub grants: AtomicU64,
     /// Lease revocations.
     pub revocations: AtomicU64,
+    /// Wall-clock ns spent in each stage (fetch, locate, merge, patch), summed over threads.
+    pub stage_ns: [AtomicU64; 4],
 }
 
 /// Per-log state.
@@ -67,6 +69,11 @@ impl Shared {
         self.engine.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Index-line cache counters.
+    pub fn cache_stats(&self) -> nicfs_store::LineCacheStats {
+        self.cache.stats()
+    }
+
     /// The head of log `slot`.
     pub fn head(&self, slot: usize) -> u64 {
         self.logs[slot].ls.head(self.dma.as_ref())
@@ -90,32 +97,37 @@ impl Shared {
         self.logs[slot].quarantined.load(Ordering::Acquire)
     }
 
+    /// Runs `f` as pipeline stage `stage` (0..4) on a NIC core, timing it.
+    fn run_stage<R>(&self, stage: usize, f: impl FnOnce() -> R) -> R {
+        let t = std::time::Instant::now();
+        let r = self.cores.run(f);
+        self.counters.stage_ns[stage].fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        r
+    }
+
     /// Stage 1 on a NIC core.
     pub(crate) fn stage_fetch(&self, slot: usize, next: u64, verify: bool) -> Result<Option<Batch>, FsError> {
-        self.cores.run(|| {
-            fetch(self.dma.as_ref(), &self.space, &self.logs[slot].ls, next, self.cfg.batch_max, verify)
-        })
+        self.run_stage(0, || fetch(self.dma.as_ref(), &self.space, &self.logs[slot].ls, next, self.cfg.batch_max, verify))
     }
 
     /// Stage 2 on a NIC core.
     pub(crate) fn stage_locate(&self, batch: &Batch) -> Located {
-        self.cores.run(|| locate(&self.space, &self.cache, batch))
+        self.run_stage(1, || locate(&self.space, &self.cache, batch))
     }
 
     /// Stage 3 on a NIC core.
     pub(crate) fn stage_merge(&self, batch: &Batch, located: &Located) -> Vec<Step> {
-        self.cores.run(|| merge(batch, located))
+        self.run_stage(2, || merge(batch, located))
     }
 
     /// Stage 4 on a NIC core (serialised by the engine lock).
     pub(crate) fn stage_patch(&self, batch: &Batch, steps: &[Step]) -> Result<PatchStats, FsError> {
-        self.cores
-            .run(|| {
-                let mut eng = self.engine();
-                let locks = self.comm.seqlocks();
-                patch(&mut eng, &self.copy, Some(&locks), &self.logs[batch.slot as usize].ls, batch, steps)
-            })
-            .inspect(|s| self.count(s))
+        self.run_stage(3, || {
+            let mut eng = self.engine();
+            let locks = self.comm.seqlocks();
+            patch(&mut eng, &self.copy, Some(&locks), &self.logs[batch.slot as usize].ls, batch, steps)
+        })
+        .inspect(|s| self.count(s))
     }
 
     fn count(&self, s: &PatchStats) {

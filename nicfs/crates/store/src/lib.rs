@@ -21,6 +21,7 @@
 mod alloc;
 mod dir;
 mod error;
+mod fasthash;
 mod fsck;
 mod index;
 mod journal;
@@ -34,6 +35,7 @@ mod txn;
 pub use alloc::Allocator;
 pub use dir::{dir_entries, dir_lookup};
 pub use error::FsError;
+pub use fasthash::{IntBuildHasher, IntHasher, IntMap, IntSet};
 pub use fsck::{FsckReport, fsck};
 pub use index::{bmap, file_block_count};
 pub use journal::{JournalStats, replay_journal};

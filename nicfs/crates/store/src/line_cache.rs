@@ -1,7 +1,6 @@
 //! A cache of index-block lines (64 bytes = 16 block pointers), shared by the back end's
 //! Data Locate and Patch stages so that resolving a file block rarely needs a DMA transfer.
 
-use std::collections::HashMap;
 use std::sync::Mutex;
 
 /// Hit/miss counters.
@@ -15,7 +14,7 @@ pub struct LineCacheStats {
 
 struct Inner {
     epoch: u64,
-    lines: HashMap<u64, [u8; 64]>,
+    lines: crate::IntMap<u64, [u8; 64]>,
     order: Vec<u64>,
     hand: usize,
     stats: LineCacheStats,
@@ -37,7 +36,7 @@ impl LineCache {
             capacity,
             inner: Mutex::new(Inner {
                 epoch: 0,
-                lines: HashMap::new(),
+                lines: crate::IntMap::default(),
                 order: Vec::new(),
                 hand: 0,
                 stats: LineCacheStats::default(),

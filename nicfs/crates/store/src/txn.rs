@@ -1,6 +1,6 @@
 //! Transactions over the public space, and the engine that owns allocation and the journal.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use nicfs_layout::{BLOCK_SIZE, BlockNo, Geometry, INODE_SIZE, Ino, Inode};
@@ -46,7 +46,7 @@ impl Engine {
         Txn {
             eng: self,
             lines: BTreeMap::new(),
-            fresh: HashSet::new(),
+            fresh: crate::IntSet::default(),
             allocated: Vec::new(),
             freed: Vec::new(),
             inodes_freed: Vec::new(),
@@ -58,7 +58,7 @@ impl Engine {
 /// A point a transaction can roll back to (see [`Txn::savepoint`]).
 pub struct Savepoint {
     lines: BTreeMap<u64, [u8; 64]>,
-    fresh: HashSet<u32>,
+    fresh: crate::IntSet<u32>,
     allocated: usize,
     freed: usize,
     inodes_freed: usize,
@@ -69,7 +69,7 @@ pub struct Savepoint {
 pub struct Txn<'a> {
     eng: &'a mut Engine,
     lines: BTreeMap<u64, [u8; 64]>,
-    fresh: HashSet<u32>,
+    fresh: crate::IntSet<u32>,
     allocated: Vec<BlockNo>,
     freed: Vec<BlockNo>,
     inodes_freed: Vec<Ino>,

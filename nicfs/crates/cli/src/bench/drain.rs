@@ -36,10 +36,25 @@ pub struct DrainArgs {
     /// Variants: full, nocache, nopipeline.
     #[arg(long, default_value = "full,nocache,nopipeline")]
     variants: String,
+    /// Override the DMA latency per transfer (ns).
+    #[arg(long)]
+    dma_ns: Option<u64>,
+    /// Override the weak-core slowdown.
+    #[arg(long)]
+    slowdown: Option<f64>,
+    /// Repetitions per cell; the median is reported.
+    #[arg(long, default_value_t = 3)]
+    repeat: usize,
 }
 
-fn variant(name: &str) -> Result<BackendConfig> {
-    let base = BackendConfig::default();
+fn variant(name: &str, a: &DrainArgs) -> Result<BackendConfig> {
+    let mut base = BackendConfig::default();
+    if let Some(ns) = a.dma_ns {
+        base.dma.latency_ns = ns;
+    }
+    if let Some(s) = a.slowdown {
+        base.slowdown = s;
+    }
     Ok(match name {
         "full" => base,
         "nocache" => BackendConfig { index_cache_lines: 0, ..base },
@@ -112,9 +127,20 @@ fn once(fronts: usize, a: &DrainArgs, cfg: BackendConfig) -> Result<(f64, f64)> 
         std::thread::sleep(Duration::from_millis(1));
     }
     let be_secs = t1.elapsed().as_secs_f64();
+    let st: Vec<f64> = sh.counters.stage_ns.iter().map(|c| c.load(std::sync::atomic::Ordering::Relaxed) as f64 / 1e6).collect();
+    let hits = sh.cache_stats();
+    eprintln!(
+        "  stage ms (fetch/locate/merge/patch): {:.0}/{:.0}/{:.0}/{:.0}, batches {}, index cache hits {} misses {}",
+        st[0], st[1], st[2], st[3], sh.counters.batches.load(std::sync::atomic::Ordering::Relaxed), hits.hits, hits.misses
+    );
     be.stop();
     let _ = std::fs::remove_file(&path);
     Ok((bytes / fe_secs / 1e6, bytes / be_secs / 1e6))
+}
+
+pub(crate) fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v.get(v.len() / 2).copied().unwrap_or(0.0)
 }
 
 /// Runs the drain matrix and prints a markdown table.
@@ -124,7 +150,11 @@ pub fn run(a: DrainArgs) -> Result<()> {
     println!("|---|---|---|---|---|---|");
     for v in a.variants.split(',').map(str::trim) {
         for &f in &fronts {
-            let (fe, be) = once(f, &a, variant(v)?)?;
+            let mut runs = Vec::new();
+            for _ in 0..a.repeat.max(1) {
+                runs.push(once(f, &a, variant(v, &a)?)?);
+            }
+            let (fe, be) = (median(runs.iter().map(|r| r.0).collect()), median(runs.iter().map(|r| r.1).collect()));
             println!(
                 "| {v} | {f} | {} | {} | {fe:.1} | {be:.1} |",
                 a.size,

@@ -34,6 +34,9 @@ pub struct IoArgs {
     /// Run without the PM cost model (functional speed only).
     #[arg(long)]
     no_cost: bool,
+    /// Repetitions per cell; the median is reported.
+    #[arg(long, default_value_t = 3)]
+    repeat: usize,
     /// Log data per NICFS front end in MiB (8: sustained, back-pressure; 256: burst).
     #[arg(long, default_value_t = 8)]
     log_mib: u64,
@@ -118,7 +121,12 @@ pub fn run(a: IoArgs) -> Result<()> {
                     if !write {
                         sys.settle()?;
                     }
-                    let (ops, mbs) = cell(sys.as_ref(), p, size, write, random, a.ops, file)?;
+                    let mut runs = Vec::new();
+                    for _ in 0..a.repeat.max(1) {
+                        runs.push(cell(sys.as_ref(), p, size, write, random, a.ops, file)?);
+                    }
+                    let ops = super::drain::median(runs.iter().map(|r| r.0).collect());
+                    let mbs = super::drain::median(runs.iter().map(|r| r.1).collect());
                     println!(
                         "| {} | {p} | {size} | {} | {} | {:.1} | {:.1} |",
                         sys.name(),
