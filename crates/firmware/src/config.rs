@@ -7,9 +7,13 @@ use std::path::Path;
 use nand::{Geometry, Timing, TimingModel};
 use serde::{Deserialize, Serialize};
 use sim::config::{ConfigError, ensure};
-use sim::{CoreSpec, Frequency};
+use sim::{ByteSize, CoreSpec, Frequency};
 
+use crate::arch::ArchitectureConfig;
+use crate::ecc::EccConfig;
 use crate::fil::FilConfig;
+use crate::ftl::FtlConfig;
+use crate::hil::HostInterfaceConfig;
 
 /// A whole simulated device.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -25,37 +29,54 @@ pub struct DeviceConfig {
     /// Flash timing. Default: MLC datasheet values (see `nand::Timing`).
     #[serde(default)]
     pub timing: Timing,
-    /// Controller cores. Default: one 1.2 GHz core for the FTL and one 500 MHz core for the FIL.
+    /// Controller cores and DRAM. Default: a 1.2 GHz HIL/FTL core and two 500 MHz cores (FIL,
+    /// ECC), 1 GiB of DRAM.
     #[serde(default)]
     pub controller: ControllerConfig,
+    /// Which firmware architecture runs, on which cores. Default: softssd on cores 0, 1, 2.
+    #[serde(default)]
+    pub architecture: ArchitectureConfig,
+    /// NVMe host interface. Default: see `HostInterfaceConfig`.
+    #[serde(default)]
+    pub host: HostInterfaceConfig,
+    /// Flash translation layer. Default: see `FtlConfig`.
+    #[serde(default)]
+    pub ftl: FtlConfig,
     /// Flash interface layer. Default: see `FilConfig`.
     #[serde(default)]
     pub fil: FilConfig,
+    /// ECC engine. Default: no bit errors.
+    #[serde(default)]
+    pub ecc: EccConfig,
 }
 
-/// The controller: its cores and which runs the FIL.
+/// The controller hardware: cores and DRAM.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ControllerConfig {
-    /// The cores, in order (core 0 first). Default: `ftl` at 1.2 GHz, `fil` at 500 MHz.
+    /// The cores, in order (core 0 first). Default: a 1.2 GHz core and two 500 MHz cores.
     #[serde(default = "default_cores")]
     pub cores: Vec<CoreSpec>,
-    /// Index of the core that runs the FIL. Default: 1.
-    #[serde(default = "default_fil_core")]
-    pub fil_core: usize,
+    /// DRAM for the data cache and mapping table. Default: 1GiB.
+    #[serde(default = "default_dram")]
+    pub dram: ByteSize,
 }
 
 fn default_cores() -> Vec<CoreSpec> {
-    vec![CoreSpec::new("ftl", Frequency(1_200_000_000)), CoreSpec::new("fil", Frequency::mhz(500))]
+    vec![
+        CoreSpec::new("hil+ftl", Frequency(1_200_000_000)),
+        CoreSpec::new("fil", Frequency::mhz(500)),
+        CoreSpec::new("ecc", Frequency::mhz(500)),
+    ]
 }
 
-fn default_fil_core() -> usize {
-    1
+fn default_dram() -> ByteSize {
+    ByteSize::gib(1)
 }
 
 impl Default for ControllerConfig {
     fn default() -> Self {
-        ControllerConfig { cores: default_cores(), fil_core: default_fil_core() }
+        ControllerConfig { cores: default_cores(), dram: default_dram() }
     }
 }
 
@@ -122,10 +143,11 @@ impl DeviceConfig {
                 format!("must be at least 1kHz (got {})", core.clock)
             })?;
         }
-        ensure(c.fil_core < c.cores.len(), "controller.fil_core", || {
-            format!("core {} does not exist ({} cores configured)", c.fil_core, c.cores.len())
-        })?;
+        self.architecture.validate(c.cores.len()).map_err(|e| e.within("architecture"))?;
+        self.host.validate(self.geometry.mapping_unit.bytes()).map_err(|e| e.within("host"))?;
+        self.ftl.validate(&self.geometry, c.dram).map_err(|e| e.within("ftl"))?;
         self.fil.validate().map_err(|e| e.within("fil"))?;
+        self.ecc.validate(self.geometry.page_bytes()).map_err(|e| e.within("ecc"))?;
         Ok(())
     }
 
@@ -158,12 +180,12 @@ mod tests {
     use super::*;
 
     const MINIMAL: &str =
-        "name = 'x'\n[geometry]\nchannels = 2\nways = 1\nblocks = 4\npages = 8\npage_size = '16KiB'\n";
+        "name = 'x'\n[geometry]\nchannels = 2\nways = 1\nblocks = 128\npages = 8\npage_size = '16KiB'\n";
 
     #[test]
     fn minimal_config_gets_defaults() {
         let c = DeviceConfig::from_toml(MINIMAL, "t").unwrap();
-        assert_eq!(c.controller.cores.len(), 2);
+        assert_eq!(c.controller.cores.len(), 3);
         let back = DeviceConfig::from_toml(&c.resolved().to_toml(), "round trip").unwrap();
         assert_eq!(back.resolved(), c.resolved());
     }
@@ -177,8 +199,12 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert_eq!(e, "dev.toml: geometry.channels: must be at least 1 (got 0)");
-        let e = DeviceConfig::from_toml(&format!("{MINIMAL}[controller]\nfil_core = 5\n"), "d").unwrap_err();
-        assert_eq!(e.to_string(), "d: controller.fil_core: core 5 does not exist (2 cores configured)");
+        let e = DeviceConfig::from_toml(
+            &format!("{MINIMAL}[architecture]\nkind = 'softssd'\nfil_core = 5\n"),
+            "d",
+        )
+        .unwrap_err();
+        assert_eq!(e.to_string(), "d: architecture.fil_core: core 5 does not exist (3 cores configured)");
         let e =
             DeviceConfig::from_toml(&MINIMAL.replace("channels = 2", "channels = 'two'"), "d").unwrap_err();
         assert!(e.to_string().starts_with("d:3:12: invalid type"), "{e}");

@@ -9,7 +9,13 @@
 //! on its core. This crate holds the flash interface layer ([`fil`]), which owns the per-die
 //! transaction queues and the timing of dies and channels.
 
+pub mod arch;
 pub mod config;
+pub mod device;
+pub mod ecc;
 pub mod fil;
+pub mod ftl;
+pub mod hil;
 pub mod platform;
 pub mod presets;
+pub mod trace;

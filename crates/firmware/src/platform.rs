@@ -56,7 +56,7 @@ impl Platform {
         };
         let fil = Fil::start(
             &sim.cx(),
-            cores[cfg.controller.fil_core],
+            cores[cfg.architecture.fil_core()],
             &cfg.fil,
             cfg.timing_model(),
             Rc::new(RefCell::new(array)),

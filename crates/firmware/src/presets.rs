@@ -8,6 +8,8 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("softssd", include_str!("../presets/softssd.toml")),
     ("pipessd", include_str!("../presets/pipessd.toml")),
     ("hostftl-array", include_str!("../presets/hostftl-array.toml")),
+    ("consumer-tlc", include_str!("../presets/consumer-tlc.toml")),
+    ("mqsim-default", include_str!("../presets/mqsim-default.toml")),
 ];
 
 /// The preset named `name`, parsed and validated.

@@ -388,6 +388,8 @@ impl Engine {
             sh.stats.borrow_mut().die_busy_ns[batch.die.idx()] += sh.cx.now().since(since).as_nanos();
         }
         self.mark_dirty(self.channel_of(batch.die));
+        let load = &sh.load[batch.die.idx()];
+        load.set(load.get() - batch.txns.len() as u32);
         for txn in batch.txns {
             let mut txn = *txn;
             if sh.cfg.complete_cycles > 0 {

@@ -24,6 +24,8 @@ pub(crate) struct Shared {
     pub ring: Ring<Box<Txn>>,
     pub array: SharedArray,
     pub stats: RefCell<FilStats>,
+    /// Transactions enqueued and not yet completed, per die.
+    pub load: Vec<std::cell::Cell<u32>>,
 }
 
 /// The flash interface layer, as seen by firmware above it. Cheap to clone.
@@ -37,7 +39,9 @@ impl Fil {
     pub fn start(cx: &Cx, core: CoreId, cfg: &FilConfig, timing: TimingModel, array: SharedArray) -> Fil {
         let geo = array.borrow().geometry().clone();
         let stats = FilStats::new(geo.total_dies() as usize, geo.channels as usize, timing.cell.page_types());
+        let load = (0..geo.total_dies()).map(|_| std::cell::Cell::new(0)).collect();
         let sh = Rc::new(Shared {
+            load,
             cx: cx.clone(),
             ring: Ring::new(cx, "fil available ring", cfg.avail_ring.clone()),
             geo,
@@ -55,6 +59,9 @@ impl Fil {
     /// keep their order, so pages of a block enqueued in order are programmed in order.
     pub async fn enqueue(&self, req: FlashRequest) -> oneshot::Receiver<TxnResult> {
         let (tx, rx) = oneshot::channel(&self.sh.cx, "flash transaction");
+        let die = self.sh.geo.die_of(self.sh.geo.block_of(req.page));
+        let load = &self.sh.load[die.idx()];
+        load.set(load.get() + 1);
         let txn = Box::new(Txn::new(req, tx, self.sh.cx.now()));
         self.sh.ring.push(txn).await;
         rx
@@ -79,6 +86,11 @@ impl Fil {
     /// Erases the block holding `page`.
     pub async fn erase(&self, source: TxnSource, page: PageIdx) -> TxnResult {
         self.submit(FlashRequest::erase(source, page)).await
+    }
+
+    /// Transactions enqueued on `die` and not yet completed (for load-aware allocation).
+    pub fn die_load(&self, die: nand::DieIdx) -> u32 {
+        self.sh.load[die.idx()].get()
     }
 
     /// Statistics so far.

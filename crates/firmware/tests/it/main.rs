@@ -1,5 +1,6 @@
 //! Integration tests of the firmware crate.
 
+mod conformance;
 mod fil_timing;
 
 use std::cell::RefCell;

@@ -1,0 +1,376 @@
+//! FTL configuration: mapping, data cache, allocation, garbage collection, wear levelling,
+//! over-provisioning, factory bad blocks and per-operation CPU costs.
+
+use nand::Geometry;
+use serde::{Deserialize, Serialize};
+use sim::ByteSize;
+use sim::config::{ConfigError, ensure};
+
+/// How logical pages map to physical units.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum MappingConfig {
+    /// DFTL: a cached mapping table in DRAM over translation pages stored in flash.
+    Dftl {
+        /// DRAM for cached mapping entries (8 bytes each). Default: 4MiB.
+        #[serde(default = "default_cmt")]
+        cmt: ByteSize,
+        /// Entries loaded and evicted together (1 = classic per-entry DFTL, which needs
+        /// 8 bytes of bookkeeping per logical page). Default: 64.
+        #[serde(default = "default_segment")]
+        segment_entries: u32,
+    },
+    /// The entire page map in DRAM (no translation pages): the comparison point for DFTL.
+    Full,
+}
+
+fn default_cmt() -> ByteSize {
+    ByteSize::mib(4)
+}
+fn default_segment() -> u32 {
+    64
+}
+
+impl Default for MappingConfig {
+    fn default() -> Self {
+        MappingConfig::Dftl { cmt: default_cmt(), segment_entries: default_segment() }
+    }
+}
+
+/// The write-back data cache.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CacheConfig {
+    /// DRAM for cached data, in mapping-unit lines. Default: 64MiB.
+    #[serde(default = "default_cache")]
+    pub capacity: ByteSize,
+    /// Keep data read from flash in the cache. Default: true.
+    #[serde(default = "yes")]
+    pub read_allocate: bool,
+}
+
+fn default_cache() -> ByteSize {
+    ByteSize::mib(64)
+}
+fn yes() -> bool {
+    true
+}
+
+impl Default for CacheConfig {
+    fn default() -> Self {
+        CacheConfig { capacity: default_cache(), read_allocate: true }
+    }
+}
+
+/// One dimension of a static allocation order.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Dim {
+    /// Channel.
+    C,
+    /// Way (chip on a channel).
+    W,
+    /// Die.
+    D,
+    /// Plane.
+    P,
+}
+
+/// Which plane the next user page goes to.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum AllocConfig {
+    /// Stripe consecutive pages over the array in a fixed order, first letter fastest.
+    Static {
+        /// A permutation of C, W, D, P. Default: "CWDP".
+        #[serde(default = "default_order")]
+        order: String,
+    },
+    /// The die with the fewest transactions queued or running in the FIL.
+    LeastBusy,
+    /// The plane with the fewest valid units (most room).
+    LeastUtilised,
+}
+
+fn default_order() -> String {
+    "CWDP".into()
+}
+
+impl Default for AllocConfig {
+    fn default() -> Self {
+        AllocConfig::Static { order: default_order() }
+    }
+}
+
+impl AllocConfig {
+    /// The parsed static order, fastest dimension first.
+    pub fn order(&self) -> Option<[Dim; 4]> {
+        let AllocConfig::Static { order } = self else { return None };
+        let dims: Vec<Dim> = order
+            .chars()
+            .filter_map(|c| match c.to_ascii_uppercase() {
+                'C' => Some(Dim::C),
+                'W' => Some(Dim::W),
+                'D' => Some(Dim::D),
+                'P' => Some(Dim::P),
+                _ => None,
+            })
+            .collect();
+        let all = [Dim::C, Dim::W, Dim::D, Dim::P].iter().all(|d| dims.contains(d));
+        (dims.len() == 4 && order.len() == 4 && all).then(|| [dims[0], dims[1], dims[2], dims[3]])
+    }
+}
+
+/// How GC chooses a victim block.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum VictimPolicy {
+    /// Fewest valid units.
+    #[default]
+    Greedy,
+    /// Highest (1 - u) / 2u x age (Kawaguchi et al.).
+    CostBenefit,
+    /// A random full block.
+    Random,
+    /// The block that was filled longest ago.
+    Fifo,
+}
+
+/// Garbage collection.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GcConfig {
+    /// Victim selection. Default: greedy.
+    #[serde(default)]
+    pub victim: VictimPolicy,
+    /// Background GC starts when a plane has fewer free blocks than this. Default: 2% of the
+    /// plane's blocks, at least hard_free + 2.
+    #[serde(default)]
+    pub soft_free: Option<u32>,
+    /// Foreground GC: host writes to a plane wait while it has this many free blocks or fewer
+    /// (the rest are kept for GC and mapping writes). Default: 2.
+    #[serde(default = "default_hard")]
+    pub hard_free: u32,
+}
+
+fn default_hard() -> u32 {
+    2
+}
+
+impl Default for GcConfig {
+    fn default() -> Self {
+        GcConfig { victim: VictimPolicy::Greedy, soft_free: None, hard_free: default_hard() }
+    }
+}
+
+impl GcConfig {
+    /// The background threshold for planes of `blocks` blocks.
+    pub fn soft(&self, blocks: u32) -> u32 {
+        self.soft_free.unwrap_or((blocks / 50).max(self.hard_free + 2))
+    }
+}
+
+/// Wear levelling.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WlConfig {
+    /// Dynamic WL: open the free block with the lowest erase count. Default: true.
+    #[serde(default = "yes")]
+    pub dynamic: bool,
+    /// Static WL: when a plane's erase-count spread exceeds this, migrate its coldest block.
+    /// Default: off.
+    #[serde(default)]
+    pub static_threshold: Option<u32>,
+}
+
+impl Default for WlConfig {
+    fn default() -> Self {
+        WlConfig { dynamic: true, static_threshold: None }
+    }
+}
+
+/// FTL CPU costs, in cycles of the core the FTL runs on.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FtlCosts {
+    /// Per mapping unit: cache lookup and mapping-table hit. Default: 400.
+    #[serde(default = "c400")]
+    pub lookup: u64,
+    /// Per cached-mapping-table miss, besides the flash read. Default: 1500.
+    #[serde(default = "c1500")]
+    pub cmt_miss: u64,
+    /// Per page written back from the cache (allocation, OOB, mapping update). Default: 1500.
+    #[serde(default = "c1500")]
+    pub write_back: u64,
+    /// Per unit migrated by GC. Default: 600.
+    #[serde(default = "c600")]
+    pub gc_unit: u64,
+    /// Per unit trimmed. Default: 100.
+    #[serde(default = "c100")]
+    pub trim: u64,
+}
+
+fn c100() -> u64 {
+    100
+}
+fn c400() -> u64 {
+    400
+}
+fn c600() -> u64 {
+    600
+}
+fn c1500() -> u64 {
+    1500
+}
+
+impl Default for FtlCosts {
+    fn default() -> Self {
+        FtlCosts { lookup: 400, cmt_miss: 1500, write_back: 1500, gc_unit: 600, trim: 100 }
+    }
+}
+
+/// The flash translation layer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FtlConfig {
+    /// Over-provisioning: the fraction of raw capacity hidden from the host, in (0, 1).
+    /// Default: 0.07.
+    #[serde(default = "default_op")]
+    pub op: f64,
+    /// Logical-to-physical mapping. Default: DFTL with a 4 MiB CMT.
+    #[serde(default)]
+    pub mapping: MappingConfig,
+    /// Data cache. Default: 64 MiB, read-allocate.
+    #[serde(default)]
+    pub cache: CacheConfig,
+    /// Allocation of user pages. Default: static CWDP.
+    #[serde(default)]
+    pub allocation: AllocConfig,
+    /// Garbage collection. Default: greedy.
+    #[serde(default)]
+    pub gc: GcConfig,
+    /// Wear levelling. Default: dynamic only.
+    #[serde(default)]
+    pub wl: WlConfig,
+    /// Fraction of blocks that are factory bad (placed with the run's seed). Default: 0.
+    #[serde(default)]
+    pub bad_block_rate: f64,
+    /// CPU costs.
+    #[serde(default)]
+    pub costs: FtlCosts,
+    /// Complete host commands without touching the FTL (to measure the host interface alone).
+    /// Default: false.
+    #[serde(default)]
+    pub bypass: bool,
+}
+
+fn default_op() -> f64 {
+    0.07
+}
+
+impl Default for FtlConfig {
+    fn default() -> Self {
+        FtlConfig {
+            op: default_op(),
+            mapping: MappingConfig::default(),
+            cache: CacheConfig::default(),
+            allocation: AllocConfig::default(),
+            gc: GcConfig::default(),
+            wl: WlConfig::default(),
+            bad_block_rate: 0.0,
+            costs: FtlCosts::default(),
+            bypass: false,
+        }
+    }
+}
+
+/// First LPN value used to tag translation pages in the OOB (above every host LPN).
+pub const TRANSLATION_LPN_BASE: u32 = 0x7000_0000;
+
+impl FtlConfig {
+    /// Host-visible mapping units for `geo`.
+    pub fn logical_units(&self, geo: &Geometry) -> u32 {
+        ((geo.total_units() as f64) * (1.0 - self.op)).floor() as u32
+    }
+
+    /// Checks the FTL against the geometry and DRAM; the error names the first bad field.
+    pub fn validate(&self, geo: &Geometry, dram: ByteSize) -> Result<(), ConfigError> {
+        ensure(self.op.is_finite() && self.op > 0.0 && self.op < 1.0, "op", || {
+            format!("over-provisioning must be between 0 and 1, exclusive (got {})", self.op)
+        })?;
+        ensure(
+            self.bad_block_rate.is_finite() && (0.0..0.5).contains(&self.bad_block_rate),
+            "bad_block_rate",
+            || format!("must be at least 0 and below 0.5 (got {})", self.bad_block_rate),
+        )?;
+        let units = self.logical_units(geo);
+        ensure(units >= 1, "op", || "leaves no logical capacity".into())?;
+        ensure(units < TRANSLATION_LPN_BASE, "op", || {
+            format!("{units} logical units exceed the {TRANSLATION_LPN_BASE} an OOB can name")
+        })?;
+        let spare = geo.blocks as f64 * (self.op - self.bad_block_rate);
+        let need = self.gc.soft(geo.blocks) + 2;
+        ensure(spare >= need as f64, "op", || {
+            format!(
+                "each plane keeps {:.1} spare blocks but GC needs at least {need} (soft_free + 2); raise op or lower gc.soft_free",
+                spare
+            )
+        })?;
+        ensure(self.gc.hard_free >= 1, "gc.hard_free", || "must be at least 1".into())?;
+        ensure(self.gc.soft(geo.blocks) > self.gc.hard_free, "gc.soft_free", || {
+            format!("must be above gc.hard_free ({})", self.gc.hard_free)
+        })?;
+        if let AllocConfig::Static { order } = &self.allocation {
+            ensure(self.allocation.order().is_some(), "allocation.order", || {
+                format!("must be a permutation of C, W, D and P, such as CWDP (got {order:?})")
+            })?;
+        }
+        let unit = geo.mapping_unit.bytes();
+        ensure(
+            self.cache.capacity.bytes() >= unit * geo.units_per_page() as u64 * 2,
+            "cache.capacity",
+            || {
+                format!(
+                    "must hold at least two pages of lines ({})",
+                    ByteSize(unit * geo.units_per_page() as u64 * 2)
+                )
+            },
+        )?;
+        let mut used = self.cache.capacity.bytes();
+        if let MappingConfig::Dftl { cmt, segment_entries } = &self.mapping {
+            ensure(*segment_entries >= 1 && *segment_entries <= 4096, "mapping.segment_entries", || {
+                format!("must be between 1 and 4096 (got {segment_entries})")
+            })?;
+            let entries_per_tpage = geo.page_bytes() / 4;
+            ensure(entries_per_tpage.is_multiple_of(*segment_entries), "mapping.segment_entries", || {
+                format!("must divide the {entries_per_tpage} entries of a translation page")
+            })?;
+            ensure(cmt.bytes() >= 8 * *segment_entries as u64 * 4, "mapping.cmt", || {
+                format!("must hold at least four segments ({})", ByteSize(32 * *segment_entries as u64))
+            })?;
+            used += cmt.bytes();
+        } else {
+            used += 4 * units as u64;
+        }
+        ensure(used <= dram.bytes(), "cache.capacity", || {
+            format!(
+                "the data cache and mapping table need {} but the controller has {} of DRAM",
+                ByteSize(used),
+                dram
+            )
+        })?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn static_orders_parse() {
+        let a = AllocConfig::Static { order: "pdwc".into() };
+        assert_eq!(a.order(), Some([Dim::P, Dim::D, Dim::W, Dim::C]));
+        assert_eq!(AllocConfig::Static { order: "CWDD".into() }.order(), None);
+        assert_eq!(AllocConfig::Static { order: "CWDPX".into() }.order(), None);
+    }
+}

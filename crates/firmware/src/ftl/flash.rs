@@ -1,0 +1,110 @@
+//! The FTL's flash primitives: reads that pin their block against erasure, programs that
+//! settle their block's pending count, page allocation that waits for GC when a plane is full,
+//! and invalidation.
+
+use nand::{PageIdx, UnitAddr};
+
+use crate::fil::{FlashRequest, FlashStatus, PageWrite, TxnResult, TxnSource};
+use crate::ftl::blocks::Stream;
+use crate::ftl::state::FtlInner;
+use crate::ftl::waits::WaitKey;
+
+/// A read that failed: the page store broke or the ECC could not correct it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum MediaError {
+    /// More bit errors than the ECC corrects.
+    #[error("uncorrectable read")]
+    Uncorrectable,
+    /// The NAND image could not be read or written.
+    #[error("page store: {0}")]
+    Store(String),
+}
+
+fn source(stream: Stream) -> TxnSource {
+    match stream {
+        Stream::User => TxnSource::User,
+        Stream::Gc => TxnSource::Gc,
+        Stream::Mapping => TxnSource::Mapping,
+    }
+}
+
+impl FtlInner {
+    /// Submits a read with its block pinned (GC waits for pins before erasing). Pin before any
+    /// await after looking the address up.
+    pub async fn read_pinned(&self, req: FlashRequest) -> TxnResult {
+        let block = self.geo.block_of(req.page);
+        self.blocks.borrow_mut().pin(block);
+        let r = self.fil.submit(req).await;
+        let mut blocks = self.blocks.borrow_mut();
+        blocks.unpin(block);
+        if blocks.info(block).pins == 0 {
+            drop(blocks);
+            self.waits.notify(WaitKey::Unpinned(block));
+        }
+        r
+    }
+
+    /// Checks a finished read of `page`: store errors, then (if configured) the ECC.
+    pub async fn check_read(&self, page: PageIdx, r: &TxnResult) -> Result<(), MediaError> {
+        if let FlashStatus::StoreError(e) = &r.status {
+            return Err(MediaError::Store(e.clone()));
+        }
+        if let Some(ecc) = &self.ecc {
+            let erase_count = self.fil.array().borrow().block(self.geo.block_of(page)).erase_count;
+            if ecc.check(erase_count).await.is_err() {
+                self.stats.borrow_mut().uncorrectable_reads += 1;
+                return Err(MediaError::Uncorrectable);
+            }
+        }
+        Ok(())
+    }
+
+    /// Programs `page` for `stream` (holding `units` valid units) and settles its block.
+    pub async fn program(&self, stream: Stream, page: PageIdx, write: PageWrite, units: u32) -> TxnResult {
+        let r = self.fil.submit(FlashRequest::program(source(stream), page, write)).await;
+        self.blocks.borrow_mut().done_pending(self.geo.block_of(page));
+        let mut st = self.stats.borrow_mut();
+        st.pages_programmed[stream as usize] += 1;
+        st.units_programmed[stream as usize] += units as u64;
+        r
+    }
+
+    /// The next page for `stream` (GC passes the victim's plane). Waits for GC when no plane
+    /// has room, and starts background GC where free blocks run low.
+    pub async fn alloc_page(&self, stream: Stream, plane: Option<u32>) -> PageIdx {
+        let hard = self.cfg.gc.hard_free;
+        loop {
+            let got = {
+                let mut alloc = self.alloc.borrow_mut();
+                let mut blocks = self.blocks.borrow_mut();
+                let chosen = match (stream, plane) {
+                    (_, Some(p)) => Some(p),
+                    (Stream::User, None) => {
+                        let fil = &self.fil;
+                        alloc.user_plane(&blocks, hard, &|d| fil.die_load(d))
+                    }
+                    (_, None) => alloc.mapping_plane(&blocks),
+                };
+                chosen.and_then(|p| alloc.page_in(stream, p, &mut blocks, hard).map(|page| (p, page)))
+            };
+            match got {
+                Some((p, page)) => {
+                    self.maybe_start_gc(p);
+                    return page;
+                }
+                None => {
+                    if stream == Stream::User {
+                        self.stats.borrow_mut().foreground_gc_waits += 1;
+                    }
+                    self.start_gc_everywhere_needed();
+                    self.waits.wait(WaitKey::Space).await;
+                }
+            }
+        }
+    }
+
+    /// Marks a unit's copy stale.
+    pub fn invalidate(&self, unit: UnitAddr) {
+        self.fil.array().borrow_mut().invalidate(unit);
+    }
+}

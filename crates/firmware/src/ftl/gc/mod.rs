@@ -1,0 +1,4 @@
+//! Garbage collection and static wear levelling.
+
+mod collect;
+pub mod victim;

@@ -1,0 +1,172 @@
+//! Mapping flows: lookups and updates through the cached mapping table, loading segments on a
+//! miss and writing translation pages back (batched per page) when dirty segments are evicted.
+//! With the full map in DRAM these are plain table operations.
+
+use nand::{DataTag, Lpn, Oob, OobSlot, UnitAddr};
+
+use crate::fil::{FlashRequest, PageWrite, TxnSource};
+use crate::ftl::blocks::Stream;
+use crate::ftl::config::TRANSLATION_LPN_BASE;
+use crate::ftl::state::FtlInner;
+use crate::ftl::waits::WaitKey;
+
+impl FtlInner {
+    /// Where `lpn` lives.
+    pub async fn map_get(&self, lpn: Lpn) -> Option<UnitAddr> {
+        self.cmt_ensure(lpn).await;
+        self.l2p.borrow().get(lpn)
+    }
+
+    /// Points `lpn` at `new` and returns its previous location.
+    pub async fn map_set(&self, lpn: Lpn, new: Option<UnitAddr>) -> Option<UnitAddr> {
+        self.cmt_ensure(lpn).await;
+        self.mark_dirty(lpn);
+        self.l2p.borrow_mut().set(lpn, new)
+    }
+
+    /// Points `lpn` at `new` only if it still points at `expected` (GC moving a copy the host
+    /// may have overwritten meanwhile).
+    pub async fn map_cas(&self, lpn: Lpn, expected: UnitAddr, new: UnitAddr) -> bool {
+        self.cmt_ensure(lpn).await;
+        let mut l2p = self.l2p.borrow_mut();
+        if l2p.get(lpn) != Some(expected) {
+            return false;
+        }
+        l2p.set(lpn, Some(new));
+        drop(l2p);
+        self.mark_dirty(lpn);
+        true
+    }
+
+    fn mark_dirty(&self, lpn: Lpn) {
+        if let Some(d) = &self.dftl {
+            let mut d = d.borrow_mut();
+            let seg = d.segment_of(lpn.0);
+            d.cmt.mark_dirty(seg);
+        }
+    }
+
+    /// Makes sure `lpn`'s mapping entry is in the CMT (no-op for the full map).
+    async fn cmt_ensure(&self, lpn: Lpn) {
+        let Some(dftl) = &self.dftl else { return };
+        let seg = dftl.borrow().segment_of(lpn.0);
+        loop {
+            let (cached, loading) = {
+                let d = dftl.borrow();
+                (d.cmt.is_cached(seg), d.cmt.is_loading(seg))
+            };
+            if cached {
+                let mut d = dftl.borrow_mut();
+                d.cmt.touch(seg);
+                d.cmt.hits += 1;
+                return;
+            }
+            if loading {
+                self.waits.wait(WaitKey::Segment(seg)).await;
+                continue;
+            }
+            break;
+        }
+        {
+            let mut d = dftl.borrow_mut();
+            d.cmt.misses += 1;
+            d.cmt.start_loading(seg);
+        }
+        self.cx.compute(self.cfg.costs.cmt_miss).await;
+        self.cmt_make_room().await;
+        let t = dftl.borrow().tpage_of_segment(seg);
+        self.tpage_read(t).await;
+        dftl.borrow_mut().cmt.finish_loading(seg);
+        self.waits.notify(WaitKey::Segment(seg));
+    }
+
+    /// Evicts least recently used segments until the CMT is within capacity, writing dirty
+    /// ones back with the rest of their translation page.
+    async fn cmt_make_room(&self) {
+        let dftl = self.dftl.as_ref().expect("DFTL");
+        loop {
+            let victim = {
+                let d = dftl.borrow();
+                if !d.cmt.over_capacity() {
+                    return;
+                }
+                d.cmt.lru()
+            };
+            let Some(seg) = victim else { return }; // everything is loading; capacity frees as loads finish
+            let (dirty, t) = {
+                let d = dftl.borrow();
+                (d.cmt.is_dirty(seg), d.tpage_of_segment(seg))
+            };
+            if dirty {
+                self.tpage_write(t).await;
+            } else {
+                dftl.borrow_mut().cmt.evict(seg);
+            }
+        }
+    }
+
+    /// Reads translation page `t` from flash (if it was ever written).
+    async fn tpage_read(&self, t: u32) {
+        let dftl = self.dftl.as_ref().expect("DFTL");
+        let Some(unit) = dftl.borrow().location(t) else { return };
+        dftl.borrow_mut().tpage_reads += 1;
+        let (page, _) = self.geo.unit_page(unit);
+        self.read_pinned(FlashRequest::read(TxnSource::Mapping, page)).await;
+    }
+
+    /// Writes translation page `t` with the current entries of its LPNs (all dirty segments of
+    /// the page are written together), and moves the directory to the new copy. Also used by
+    /// GC to move a translation page out of a victim block.
+    pub async fn tpage_write(&self, t: u32) {
+        let dftl = self.dftl.as_ref().expect("DFTL");
+        while dftl.borrow().writing[t as usize] {
+            self.waits.wait(WaitKey::Tpage(t)).await;
+        }
+        dftl.borrow_mut().writing[t as usize] = true;
+        let partial = {
+            let mut d = dftl.borrow_mut();
+            let mut partial = false;
+            for seg in d.segments_of(t) {
+                if d.cmt.is_cached(seg) {
+                    d.cmt.mark_clean(seg);
+                } else {
+                    partial = true;
+                }
+            }
+            partial
+        };
+        if partial {
+            self.tpage_read(t).await; // read-modify-write of the entries not in DRAM
+        }
+        let page = self.alloc_page(Stream::Mapping, None).await;
+        let per = dftl.borrow().entries_per_tpage as usize;
+        let data = {
+            let l2p = self.l2p.borrow();
+            let raw = l2p.raw(t as usize * per..(t as usize + 1) * per);
+            if let Some(on_flash) = dftl.borrow_mut().on_flash.as_mut() {
+                on_flash[t as usize * per..t as usize * per + raw.len()].copy_from_slice(raw);
+            }
+            self.payload.then(|| {
+                let mut bytes = vec![0u8; self.geo.page_bytes() as usize];
+                for (i, e) in raw.iter().enumerate() {
+                    bytes[i * 4..i * 4 + 4].copy_from_slice(&e.to_le_bytes());
+                }
+                bytes.into_boxed_slice()
+            })
+        };
+        let mut oob = Oob::empty(self.geo.units_per_page());
+        oob.set(0, OobSlot { lpn: Some(Lpn(TRANSLATION_LPN_BASE + t)), tag: DataTag(t as u16) });
+        self.program(Stream::Mapping, page, PageWrite { oob, data }, 1).await;
+        let new = self.geo.unit_addr(page, 0);
+        let old = dftl.borrow_mut().relocate(t, new);
+        if let Some(old) = old {
+            self.invalidate(old);
+        }
+        {
+            let mut d = dftl.borrow_mut();
+            d.tpage_writes += 1;
+            d.writing[t as usize] = false;
+        }
+        self.waits.notify(WaitKey::Tpage(t));
+    }
+}

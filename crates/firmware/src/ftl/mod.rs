@@ -1,0 +1,28 @@
+//! The flash translation layer (FTL): page-level mapping (DFTL or the full map in DRAM), a
+//! write-back data cache, allocation over write frontiers, garbage collection and wear
+//! levelling — written in the coroutine style: each host operation on a mapping unit is one
+//! async function that awaits the cache, the mapping table and the flash.
+
+mod alloc;
+mod blocks;
+mod cache;
+mod check;
+pub mod config;
+mod data;
+mod flash;
+mod gc;
+mod io;
+mod map;
+mod mapping;
+mod state;
+mod stats;
+mod waits;
+mod writeback;
+
+pub use blocks::{BlockUse, Stream};
+pub use config::{AllocConfig, CacheConfig, FtlConfig, GcConfig, MappingConfig, VictimPolicy, WlConfig};
+pub use data::{UnitData, fingerprint};
+pub use flash::MediaError;
+pub use io::UnitWrite;
+pub use state::Ftl;
+pub use stats::FtlStats;

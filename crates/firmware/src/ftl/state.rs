@@ -1,0 +1,179 @@
+//! The FTL's shared state and its construction. Every request coroutine holds an [`Ftl`]
+//! handle; state is borrowed only between awaits, never across one.
+
+use std::cell::RefCell;
+use std::rc::{Rc, Weak};
+
+use nand::{BlockIdx, Geometry};
+use rand::RngExt;
+use sim::{CoreId, Cx, SimRng};
+
+use crate::ecc::Ecc;
+use crate::fil::Fil;
+use crate::ftl::alloc::Allocator;
+use crate::ftl::blocks::BlockManager;
+use crate::ftl::cache::DataCache;
+use crate::ftl::config::{FtlConfig, MappingConfig};
+use crate::ftl::map::{Dftl, L2p};
+use crate::ftl::stats::FtlStats;
+use crate::ftl::waits::Waits;
+
+/// The flash translation layer. Cheap to clone.
+#[derive(Clone)]
+pub struct Ftl {
+    pub(crate) inner: Rc<FtlInner>,
+}
+
+pub(crate) struct FtlInner {
+    pub cx: Cx,
+    /// The core FTL coroutines (and GC tasks) run on.
+    pub core: CoreId,
+    me: Weak<FtlInner>,
+    pub fil: Fil,
+    pub ecc: Option<Ecc>,
+    pub geo: Geometry,
+    pub cfg: FtlConfig,
+    pub logical: u32,
+    pub payload: bool,
+    pub unit_bytes: usize,
+    pub l2p: RefCell<L2p>,
+    pub dftl: Option<RefCell<Dftl>>,
+    pub cache: RefCell<DataCache>,
+    pub blocks: RefCell<BlockManager>,
+    pub alloc: RefCell<Allocator>,
+    pub waits: Waits,
+    pub stats: RefCell<FtlStats>,
+    /// Planes with a GC task running.
+    pub gc_active: RefCell<Vec<bool>>,
+    pub rng: RefCell<SimRng>,
+}
+
+impl Ftl {
+    /// An FTL over the FIL's (fresh) array, its GC running on `core`: marks factory bad
+    /// blocks, sizes the cache and mapping table. `cfg` must be validated for this geometry.
+    pub fn new(cx: &Cx, core: CoreId, fil: Fil, ecc: Option<Ecc>, cfg: &FtlConfig) -> Ftl {
+        let geo = fil.geometry().clone();
+        let mut rng = cx.fork_rng();
+        let bad = pick_bad_blocks(&geo, cfg.bad_block_rate, &mut rng);
+        {
+            let mut array = fil.array().borrow_mut();
+            for &b in &bad {
+                array.mark_bad(b).expect("marking a factory bad block");
+            }
+        }
+        let payload = fil.array().borrow().keeps_payload();
+        let logical = cfg.logical_units(&geo);
+        let dftl = match &cfg.mapping {
+            MappingConfig::Dftl { cmt, segment_entries } => Some(RefCell::new(Dftl::new(
+                logical,
+                geo.page_bytes(),
+                cmt.bytes(),
+                *segment_entries,
+                payload,
+            ))),
+            MappingConfig::Full => None,
+        };
+        let lines = (cfg.cache.capacity.bytes() / geo.mapping_unit.bytes()) as u32;
+        let planes = (geo.total_dies() * geo.planes) as usize;
+        Ftl {
+            inner: Rc::new_cyclic(|me| FtlInner {
+                cx: cx.clone(),
+                core,
+                me: me.clone(),
+                ecc,
+                l2p: RefCell::new(L2p::new(logical)),
+                dftl,
+                cache: RefCell::new(DataCache::new(lines)),
+                blocks: RefCell::new(BlockManager::new(&geo, cfg.wl.dynamic, &bad)),
+                alloc: RefCell::new(Allocator::new(&geo, &cfg.allocation)),
+                waits: Waits::new(cx),
+                stats: RefCell::new(FtlStats::default()),
+                gc_active: RefCell::new(vec![false; planes]),
+                rng: RefCell::new(rng),
+                unit_bytes: geo.unit_bytes() as usize,
+                logical,
+                payload,
+                cfg: cfg.clone(),
+                geo,
+                fil,
+            }),
+        }
+    }
+
+    /// Host-visible mapping units.
+    pub fn logical_units(&self) -> u32 {
+        self.inner.logical
+    }
+
+    /// Whether unit data carries bytes (payload stores) or tags.
+    pub fn payload(&self) -> bool {
+        self.inner.payload
+    }
+
+    /// Counters so far.
+    pub fn stats(&self) -> FtlStats {
+        self.inner.stats.borrow().clone()
+    }
+
+    /// (hits, misses) of the data cache.
+    pub fn cache_hits(&self) -> (u64, u64) {
+        let c = self.inner.cache.borrow();
+        (c.hits, c.misses)
+    }
+
+    /// (hits, misses) of the cached mapping table (`None` with the full map in DRAM).
+    pub fn cmt_hits(&self) -> Option<(u64, u64)> {
+        self.inner.dftl.as_ref().map(|d| {
+            let d = d.borrow();
+            (d.cmt.hits, d.cmt.misses)
+        })
+    }
+
+    /// Logical units currently mapped.
+    pub fn mapped_units(&self) -> u64 {
+        let l2p = self.inner.l2p.borrow();
+        (0..self.inner.logical).filter(|&l| l2p.get(nand::Lpn(l)).is_some()).count() as u64
+    }
+
+    /// Free blocks as a percentage of the blocks background GC aims to keep free.
+    pub fn spare_percent(&self) -> f64 {
+        let blocks = self.inner.blocks.borrow();
+        let target = self.inner.cfg.gc.soft(self.inner.geo.blocks) as f64 * blocks.planes() as f64;
+        blocks.total_free() as f64 / target.max(1.0) * 100.0
+    }
+
+    /// The FIL underneath.
+    pub fn fil(&self) -> &Fil {
+        &self.inner.fil
+    }
+
+    /// Bytes of RAM the FTL's tables occupy (mapping, CMT bookkeeping, cache lines).
+    pub fn resident_bytes(&self) -> usize {
+        let i = &self.inner;
+        i.l2p.borrow().resident_bytes()
+            + i.dftl.as_ref().map_or(0, |d| d.borrow().resident_bytes())
+            + i.cache.borrow().resident_bytes(i.unit_bytes)
+    }
+}
+
+impl FtlInner {
+    /// A counted handle on this FTL (for tasks it spawns).
+    pub fn self_rc(&self) -> Rc<FtlInner> {
+        self.me.upgrade().expect("the FTL is alive while its methods run")
+    }
+}
+
+/// `rate` of the blocks, chosen with the run's RNG.
+fn pick_bad_blocks(geo: &Geometry, rate: f64, rng: &mut SimRng) -> Vec<BlockIdx> {
+    let n = (geo.total_blocks() as f64 * rate).round() as usize;
+    let mut is_bad = vec![false; geo.total_blocks() as usize];
+    let mut chosen = 0;
+    while chosen < n {
+        let b = rng.random_range(0..geo.total_blocks()) as usize;
+        if !is_bad[b] {
+            is_bad[b] = true;
+            chosen += 1;
+        }
+    }
+    (0..geo.total_blocks()).filter(|&b| is_bad[b as usize]).map(BlockIdx).collect()
+}

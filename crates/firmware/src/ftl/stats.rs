@@ -1,0 +1,47 @@
+//! What the FTL counts.
+
+use serde::Serialize;
+
+/// FTL counters over a run.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FtlStats {
+    /// Mapping units written by the host (into the cache).
+    pub host_units_written: u64,
+    /// Mapping units read by the host.
+    pub host_units_read: u64,
+    /// Mapping units trimmed by the host.
+    pub host_units_trimmed: u64,
+    /// Pages programmed per stream: user, GC, mapping.
+    pub pages_programmed: [u64; 3],
+    /// Mapping units programmed per stream (translation pages count one unit each).
+    pub units_programmed: [u64; 3],
+    /// Units read back for read-modify-write of partial writes.
+    pub rmw_reads: u64,
+    /// GC victims collected.
+    pub gc_invocations: u64,
+    /// Valid units moved by GC and wear levelling.
+    pub gc_units_moved: u64,
+    /// Blocks erased.
+    pub blocks_erased: u64,
+    /// Victims taken by static wear levelling.
+    pub wl_migrations: u64,
+    /// Times a host write had to wait for GC to free a block.
+    pub foreground_gc_waits: u64,
+    /// Times a request had to wait for a cache line to free up.
+    pub cache_full_waits: u64,
+    /// Reads the ECC could not correct.
+    pub uncorrectable_reads: u64,
+}
+
+impl FtlStats {
+    /// Write amplification: units programmed by every stream over units written by the host.
+    pub fn waf(&self) -> f64 {
+        let flash: u64 = self.units_programmed.iter().sum();
+        flash as f64 / self.host_units_written.max(1) as f64
+    }
+
+    /// Write amplification of data only (user and GC streams, no translation pages).
+    pub fn data_waf(&self) -> f64 {
+        (self.units_programmed[0] + self.units_programmed[1]) as f64 / self.host_units_written.max(1) as f64
+    }
+}

@@ -1,0 +1,59 @@
+//! Where a coroutine waits for something in transition: a cache line being filled or written
+//! back, a CMT segment being loaded, a translation page being rewritten, free blocks, free
+//! cache lines, or a block's reads to drain. Wait queues are created on demand and dropped when
+//! notified.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use nand::{BlockIdx, Lpn};
+use rustc_hash::FxHashMap;
+use sim::Cx;
+use sim::sync::Notify;
+
+/// What is being waited for.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum WaitKey {
+    /// A cache line leaving `Filling` or `Writing`.
+    Line(Lpn),
+    /// A CMT segment being loaded.
+    Segment(u32),
+    /// A translation page being rewritten.
+    Tpage(u32),
+    /// A free block in a plane (foreground GC).
+    Space,
+    /// A cache line becoming evictable.
+    FreeLine,
+    /// The reads pinning a block finishing.
+    Unpinned(BlockIdx),
+}
+
+/// The wait queues.
+pub struct Waits {
+    cx: Cx,
+    queues: RefCell<FxHashMap<WaitKey, Rc<Notify>>>,
+}
+
+impl Waits {
+    /// An empty table.
+    pub fn new(cx: &Cx) -> Self {
+        Waits { cx: cx.clone(), queues: RefCell::new(FxHashMap::default()) }
+    }
+
+    /// Waits until `key` is notified. Check the condition first, without awaiting in between.
+    pub async fn wait(&self, key: WaitKey) {
+        let n = {
+            let mut q = self.queues.borrow_mut();
+            q.entry(key).or_insert_with(|| Rc::new(Notify::new(&self.cx, format!("{key:?}")))).clone()
+        };
+        n.notified().await;
+    }
+
+    /// Wakes everyone waiting on `key`.
+    pub fn notify(&self, key: WaitKey) {
+        let n = self.queues.borrow_mut().remove(&key);
+        if let Some(n) = n {
+            n.notify_all();
+        }
+    }
+}

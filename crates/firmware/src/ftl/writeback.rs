@@ -1,0 +1,77 @@
+//! Writing dirty cache lines back to flash: several units packed into one page, programmed on
+//! the user stream, then the mapping moved to the new copies and the old ones invalidated.
+
+use nand::{Oob, OobSlot};
+
+use crate::fil::{FlashStatus, PageWrite};
+use crate::ftl::blocks::Stream;
+use crate::ftl::cache::LineState;
+use crate::ftl::data::UnitData;
+use crate::ftl::state::FtlInner;
+use crate::ftl::waits::WaitKey;
+
+impl FtlInner {
+    /// Writes the given dirty lines (at most one page's worth) to one flash page.
+    pub(crate) async fn write_back(&self, lines: Vec<u32>) {
+        let mut units: Vec<(nand::Lpn, UnitData)> = Vec::with_capacity(lines.len());
+        {
+            let mut cache = self.cache.borrow_mut();
+            for i in lines {
+                if cache.line(i).state == LineState::Dirty {
+                    cache.set_state(i, LineState::Writing);
+                    let l = cache.line(i);
+                    units.push((l.lpn, l.data.clone()));
+                }
+            }
+        }
+        if units.is_empty() {
+            return;
+        }
+        self.cx.compute(self.cfg.costs.write_back).await;
+        let page = self.alloc_page(Stream::User, None).await;
+        let write = self.page_write(&units);
+        let r = self.program(Stream::User, page, write, units.len() as u32).await;
+        let ok = r.status == FlashStatus::Ok;
+        if ok {
+            for (slot, (lpn, _)) in units.iter().enumerate() {
+                let new = self.geo.unit_addr(page, slot as u32);
+                if let Some(old) = self.map_set(*lpn, Some(new)).await {
+                    self.invalidate(old);
+                }
+            }
+        }
+        let mut cache = self.cache.borrow_mut();
+        for (lpn, _) in &units {
+            let i = cache.lookup(*lpn).expect("lines being written back stay cached");
+            let next = match (cache.line(i).state, ok) {
+                (LineState::Writing, true) => LineState::Clean,
+                _ => LineState::Dirty, // written again meanwhile, or the program failed
+            };
+            cache.set_state(i, next);
+        }
+        drop(cache);
+        for (lpn, _) in &units {
+            self.waits.notify(WaitKey::Line(*lpn));
+        }
+        self.waits.notify(WaitKey::FreeLine);
+    }
+
+    /// The page image of `units` (LPNs and tags in the OOB; bytes for payload stores, padded
+    /// with zeroes).
+    pub(crate) fn page_write(&self, units: &[(nand::Lpn, UnitData)]) -> PageWrite {
+        let mut oob = Oob::empty(self.geo.units_per_page());
+        for (slot, (lpn, data)) in units.iter().enumerate() {
+            oob.set(slot, OobSlot { lpn: Some(*lpn), tag: data.tag() });
+        }
+        let data = self.payload.then(|| {
+            let mut page = vec![0u8; self.geo.page_bytes() as usize];
+            for (slot, (_, data)) in units.iter().enumerate() {
+                if let UnitData::Bytes(b) = data {
+                    page[slot * self.unit_bytes..slot * self.unit_bytes + b.len()].copy_from_slice(b);
+                }
+            }
+            page.into_boxed_slice()
+        });
+        PageWrite { oob, data }
+    }
+}

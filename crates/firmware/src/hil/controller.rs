@@ -1,0 +1,208 @@
+//! The NVMe controller in software, as in SoftSSD: a fetcher coroutine scans doorbells,
+//! arbitrates between submission queues and fetches commands over the link; per-queue worker
+//! coroutines run each command to completion (see `handler.rs`). The host reaches it through
+//! [`Controller::submit`] and [`Controller::admin`].
+
+use std::cell::{Cell, RefCell};
+use std::rc::{Rc, Weak};
+
+use sim::sync::{Notify, oneshot};
+use sim::{CoreId, Cx};
+
+use crate::ftl::Ftl;
+use crate::hil::arbiter::Arbiter;
+use crate::hil::config::HostInterfaceConfig;
+use crate::hil::link::{Dir, Link};
+use crate::hil::nvme::{CommandTiming, HostData, NvmeCommand, NvmeCompletion, Status};
+use crate::hil::queues::{Entry, Interrupts, Priority, QueuePair, Work};
+use crate::hil::smart::SmartCounters;
+use crate::trace::Phases;
+
+/// The device side of the host interface.
+pub struct Controller {
+    pub(crate) cx: Cx,
+    pub(crate) core: CoreId,
+    pub(crate) cfg: HostInterfaceConfig,
+    pub(crate) link: Link,
+    /// `None` in bypass mode: commands complete without touching the FTL.
+    pub(crate) ftl: Option<Ftl>,
+    /// The FTL used for statistics even in bypass mode.
+    pub(crate) ftl_info: Ftl,
+    pub(crate) queues: RefCell<Vec<Option<Rc<QueuePair>>>>,
+    pub(crate) doorbell: Notify,
+    pub(crate) arbiter: RefCell<Arbiter>,
+    pub(crate) smart: RefCell<SmartCounters>,
+    pub(crate) lba_bytes: u32,
+    pub(crate) unit_bytes: u32,
+    pub(crate) capacity_lbas: u64,
+    me: Weak<Controller>,
+    /// Commands completed (for progress reporting).
+    pub(crate) completed: Cell<u64>,
+}
+
+impl Controller {
+    /// Starts the controller's fetcher on `core` (the workers of each queue run there too).
+    /// `bypass` completes commands without the FTL (to measure the host interface alone).
+    pub fn start(cx: &Cx, core: CoreId, cfg: &HostInterfaceConfig, ftl: Ftl, bypass: bool) -> Rc<Controller> {
+        let unit_bytes = ftl.fil().geometry().unit_bytes();
+        let lba_bytes = cfg.lba_size.bytes() as u32;
+        let capacity_lbas = ftl.logical_units() as u64 * (unit_bytes / lba_bytes) as u64;
+        let c = Rc::new_cyclic(|me| Controller {
+            cx: cx.clone(),
+            core,
+            cfg: cfg.clone(),
+            link: Link::new(&cfg.link),
+            ftl: (!bypass).then(|| ftl.clone()),
+            ftl_info: ftl,
+            queues: RefCell::new((0..=cfg.queues).map(|_| None).collect()),
+            doorbell: Notify::new(cx, "doorbell"),
+            arbiter: RefCell::new(Arbiter::new(&cfg.arbitration, cfg.fetch_burst)),
+            smart: RefCell::new(SmartCounters::default()),
+            lba_bytes,
+            unit_bytes,
+            capacity_lbas,
+            me: me.clone(),
+            completed: Cell::new(0),
+        });
+        let f = c.clone();
+        cx.spawn_daemon(core, "nvme fetcher", async move { f.fetch_loop().await });
+        c
+    }
+
+    fn rc(&self) -> Rc<Controller> {
+        self.me.upgrade().expect("controller alive")
+    }
+
+    /// Namespace size in logical blocks.
+    pub fn capacity_lbas(&self) -> u64 {
+        self.capacity_lbas
+    }
+
+    /// Logical block size in bytes.
+    pub fn lba_bytes(&self) -> u32 {
+        self.lba_bytes
+    }
+
+    /// Mapping unit size in bytes.
+    pub fn unit_bytes(&self) -> u32 {
+        self.unit_bytes
+    }
+
+    /// Whether data moves as bytes (payload stores) rather than tags.
+    pub fn payload(&self) -> bool {
+        self.ftl_info.payload()
+    }
+
+    /// The link (for its byte counters).
+    pub fn link(&self) -> &Link {
+        &self.link
+    }
+
+    /// Commands completed so far.
+    pub fn completed(&self) -> u64 {
+        self.completed.get()
+    }
+
+    /// Creates I/O queue pair `qid` (1-based) and its workers.
+    pub(crate) fn create_queue(&self, qid: u16, priority: Priority) -> Result<(), Status> {
+        let mut qs = self.queues.borrow_mut();
+        let slot = qs.get_mut(qid as usize).filter(|_| qid >= 1).ok_or(Status::InvalidQueue)?;
+        if slot.is_some() {
+            return Err(Status::InvalidField(format!("queue {qid} already exists")));
+        }
+        let q = Rc::new(QueuePair::new(&self.cx, qid, self.cfg.queue_depth, priority));
+        *slot = Some(q.clone());
+        drop(qs);
+        for w in 0..self.cfg.workers_per_queue {
+            let (me, q) = (self.rc(), q.clone());
+            self.cx.spawn_daemon(self.core, format!("sq{qid} worker {w}"), async move { me.worker(q).await });
+        }
+        Ok(())
+    }
+
+    /// Deletes I/O queue pair `qid`: its workers exit once its commands are done.
+    pub(crate) fn delete_queue(&self, qid: u16) -> Result<(), Status> {
+        let q = self
+            .queues
+            .borrow_mut()
+            .get_mut(qid as usize)
+            .and_then(Option::take)
+            .ok_or(Status::InvalidQueue)?;
+        q.deleted.set(true);
+        for _ in 0..self.cfg.workers_per_queue {
+            if q.inbox.try_push(Work::Stop).is_err() {
+                break; // a full inbox: workers will find the queue deleted when it drains
+            }
+        }
+        Ok(())
+    }
+
+    /// Host side: submits `cmd` to queue `qid` (waiting while the queue is full), rings the
+    /// doorbell and waits for the completion.
+    pub async fn submit(&self, qid: u16, cmd: NvmeCommand) -> NvmeCompletion {
+        let submitted = self.cx.now();
+        let fail = |status| NvmeCompletion {
+            status,
+            data: HostData::None,
+            timing: CommandTiming { submitted, completed: submitted },
+            phases: Phases::default(),
+        };
+        let Some(q) = self.queues.borrow().get(qid as usize).cloned().flatten() else {
+            return fail(Status::InvalidQueue);
+        };
+        while q.outstanding.get() + 1 >= q.depth {
+            q.slot_free.notified().await;
+        }
+        q.outstanding.set(q.outstanding.get() + 1);
+        let (tx, rx) = oneshot::channel(&self.cx, "nvme completion");
+        self.cx.sleep(self.link.mmio_latency()).await; // the doorbell write crosses the link
+        q.sq.borrow_mut().push_back(Entry { cmd, reply: tx, submitted, fetch_start: submitted });
+        self.doorbell.notify_one();
+        let c = rx.await.unwrap_or_else(|_| fail(Status::InternalError("controller stopped".into())));
+        q.outstanding.set(q.outstanding.get() - 1);
+        q.slot_free.notify_one();
+        c
+    }
+
+    async fn fetch_loop(self: Rc<Self>) {
+        loop {
+            let pick = {
+                let qs = self.queues.borrow();
+                self.arbiter.borrow_mut().next(&qs)
+            };
+            let Some((q, n)) = pick else {
+                self.doorbell.notified().await;
+                continue;
+            };
+            let now = self.cx.now();
+            let entries: Vec<Entry> = {
+                let mut sq = q.sq.borrow_mut();
+                (0..n).filter_map(|_| sq.pop_front()).map(|e| Entry { fetch_start: now, ..e }).collect()
+            };
+            self.cx.compute(self.cfg.costs.fetch * entries.len() as u64).await;
+            self.link.transfer(&self.cx, Dir::ToDevice, 64 * entries.len() as u64).await;
+            for e in entries {
+                if q.inbox.try_push(Work::Cmd(e)).is_err() {
+                    unreachable!("an inbox holds a full queue's worth of commands");
+                }
+            }
+        }
+    }
+
+    async fn worker(self: Rc<Self>, q: Rc<QueuePair>) {
+        while let Some(work) = q.inbox.pop().await {
+            let Work::Cmd(e) = work else { return };
+            let irq = Interrupts {
+                coalesce_count: self.cfg.coalesce_count,
+                coalesce_time: self.cfg.coalesce_time,
+                latency: self.link.mmio_latency() + self.cfg.host_irq_latency,
+            };
+            let (reply, completion) = self.handle(e).await;
+            self.completed.set(self.completed.get() + 1);
+            crate::hil::queues::post(&self.cx, &q, irq, reply, completion);
+            if q.deleted.get() && q.inbox.is_empty() {
+                return;
+            }
+        }
+    }
+}

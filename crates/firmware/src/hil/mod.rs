@@ -1,0 +1,23 @@
+//! The host interface layer (HIL): NVMe in software, as SoftSSD runs it. Submission and
+//! completion queue pairs with doorbells, command fetch and data transfer over a modelled PCIe
+//! link, round-robin or weighted arbitration, interrupts with optional coalescing, I/O
+//! commands split into mapping-unit sub-requests, and the admin commands a host needs.
+
+mod admin;
+mod arbiter;
+pub mod config;
+mod controller;
+mod handler;
+mod link;
+mod nvme;
+mod queues;
+mod smart;
+
+pub use admin::{AdminCommand, AdminResult, IdentifyController, IdentifyNamespace};
+pub use config::{Arbitration, HilCosts, HostInterfaceConfig, LinkConfig};
+pub use controller::Controller;
+pub use handler::{Part, split};
+pub use link::{Dir, Link};
+pub use nvme::{CommandTiming, HostData, NvmeCommand, NvmeCompletion, Opcode, Status};
+pub use queues::Priority;
+pub use smart::{SmartCounters, SmartLog};

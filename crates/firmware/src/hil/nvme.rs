@@ -1,0 +1,139 @@
+//! NVMe commands and completions as the simulation carries them (decoded: no wire format).
+
+use nand::DataTag;
+use sim::SimTime;
+
+use crate::trace::Phases;
+
+/// I/O command opcodes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub enum Opcode {
+    /// Read (0x02).
+    Read,
+    /// Write (0x01), optionally with force unit access.
+    Write,
+    /// Flush (0x00).
+    Flush,
+    /// Dataset Management (0x09) with the deallocate attribute.
+    DatasetManagement,
+    /// Write Zeroes (0x08).
+    WriteZeroes,
+}
+
+/// Data moving between host memory and the device.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum HostData {
+    /// None (metadata-only runs that do not check data, flushes, trims).
+    #[default]
+    None,
+    /// Payload bytes, `nlb * lba_size` of them.
+    Bytes(Vec<u8>),
+    /// Metadata-only: one tag per mapping unit the command touches.
+    Tags(Vec<DataTag>),
+}
+
+/// An I/O command.
+#[derive(Clone, Debug)]
+pub struct NvmeCommand {
+    /// Operation.
+    pub opcode: Opcode,
+    /// First logical block.
+    pub slba: u64,
+    /// Logical blocks (a count, not the wire format's count minus one).
+    pub nlb: u32,
+    /// Force unit access: the write is on media before it completes.
+    pub fua: bool,
+    /// Dataset Management ranges: (first block, blocks).
+    pub ranges: Vec<(u64, u32)>,
+    /// Write data.
+    pub data: HostData,
+}
+
+impl NvmeCommand {
+    /// A read of `nlb` blocks at `slba`.
+    pub fn read(slba: u64, nlb: u32) -> Self {
+        NvmeCommand { opcode: Opcode::Read, slba, nlb, fua: false, ranges: Vec::new(), data: HostData::None }
+    }
+
+    /// A write of `nlb` blocks at `slba` carrying `data`.
+    pub fn write(slba: u64, nlb: u32, data: HostData) -> Self {
+        NvmeCommand { opcode: Opcode::Write, slba, nlb, fua: false, ranges: Vec::new(), data }
+    }
+
+    /// A flush.
+    pub fn flush() -> Self {
+        NvmeCommand {
+            opcode: Opcode::Flush,
+            slba: 0,
+            nlb: 0,
+            fua: false,
+            ranges: Vec::new(),
+            data: HostData::None,
+        }
+    }
+
+    /// A deallocate of `ranges`.
+    pub fn deallocate(ranges: Vec<(u64, u32)>) -> Self {
+        NvmeCommand {
+            opcode: Opcode::DatasetManagement,
+            slba: 0,
+            nlb: 0,
+            fua: false,
+            ranges,
+            data: HostData::None,
+        }
+    }
+
+    /// A write-zeroes of `nlb` blocks at `slba`.
+    pub fn write_zeroes(slba: u64, nlb: u32) -> Self {
+        NvmeCommand {
+            opcode: Opcode::WriteZeroes,
+            slba,
+            nlb,
+            fua: false,
+            ranges: Vec::new(),
+            data: HostData::None,
+        }
+    }
+}
+
+/// Completion status.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum Status {
+    /// Success.
+    Success,
+    /// Invalid opcode for this queue.
+    InvalidOpcode,
+    /// A field is invalid (zero length, beyond the maximum transfer, data of the wrong size).
+    InvalidField(String),
+    /// The range goes past the namespace.
+    LbaOutOfRange,
+    /// Media error: unrecovered read.
+    UnrecoveredRead,
+    /// The device failed internally (its NAND image could not be written).
+    InternalError(String),
+    /// The queue does not exist.
+    InvalidQueue,
+}
+
+/// When things happened to one command.
+#[derive(Copy, Clone, Debug, Default)]
+pub struct CommandTiming {
+    /// The host queued the command.
+    pub submitted: SimTime,
+    /// The host received the completion.
+    pub completed: SimTime,
+}
+
+/// The completion of a command.
+#[derive(Clone, Debug)]
+pub struct NvmeCompletion {
+    /// Status.
+    pub status: Status,
+    /// Read data (same form as the host asked for: bytes in payload mode, tags otherwise).
+    pub data: HostData,
+    /// Timing.
+    pub timing: CommandTiming,
+    /// Where the time went.
+    pub phases: Phases,
+}

@@ -1,0 +1,81 @@
+//! Where a request's time went. Phases are disjoint, so for one command they add up to its
+//! latency (the firmware's own CPU time and core waits land in `firmware`).
+
+use std::ops::AddAssign;
+
+use serde::{Deserialize, Serialize};
+use sim::SimDuration;
+
+/// Time per phase.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Phases {
+    /// Submission to fetch: doorbell, arbitration, waiting for the fetcher.
+    pub queue_wait: SimDuration,
+    /// Fetching the command and handing it to a worker.
+    pub fetch: SimDuration,
+    /// Data cache: lookups, waiting for a free line (including write-backs it forces).
+    pub cache: SimDuration,
+    /// Mapping-table misses: loading entries, writing translation pages back.
+    pub mapping: SimDuration,
+    /// Waiting in the FIL: ring, die queue, channel.
+    pub fil_wait: SimDuration,
+    /// Die command phase: setup and array time.
+    pub command: SimDuration,
+    /// Channel data transfer.
+    pub transfer: SimDuration,
+    /// Software ECC correction.
+    pub ecc: SimDuration,
+    /// Host data transfer over PCIe.
+    pub dma: SimDuration,
+    /// Completion entry, interrupt and host handling.
+    pub completion: SimDuration,
+    /// Everything else: firmware CPU time and waiting for a core.
+    pub firmware: SimDuration,
+}
+
+impl Phases {
+    /// Names and values, in pipeline order.
+    pub fn entries(&self) -> [(&'static str, SimDuration); 11] {
+        [
+            ("queue_wait", self.queue_wait),
+            ("fetch", self.fetch),
+            ("cache", self.cache),
+            ("mapping", self.mapping),
+            ("fil_wait", self.fil_wait),
+            ("command", self.command),
+            ("transfer", self.transfer),
+            ("ecc", self.ecc),
+            ("dma", self.dma),
+            ("completion", self.completion),
+            ("firmware", self.firmware),
+        ]
+    }
+
+    /// Sum of every phase.
+    pub fn total(&self) -> SimDuration {
+        self.entries().iter().map(|(_, d)| *d).sum()
+    }
+
+    /// Records a FIL transaction's phases.
+    pub fn add_flash(&mut self, t: &crate::fil::TxnTiming) {
+        self.fil_wait += t.ring() + t.queue_wait() + t.channel_wait();
+        self.command += t.command();
+        self.transfer += t.transfer();
+    }
+}
+
+impl AddAssign for Phases {
+    fn add_assign(&mut self, o: Phases) {
+        self.queue_wait += o.queue_wait;
+        self.fetch += o.fetch;
+        self.cache += o.cache;
+        self.mapping += o.mapping;
+        self.fil_wait += o.fil_wait;
+        self.command += o.command;
+        self.transfer += o.transfer;
+        self.ecc += o.ecc;
+        self.dma += o.dma;
+        self.completion += o.completion;
+        self.firmware += o.firmware;
+    }
+}

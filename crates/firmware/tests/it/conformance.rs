@@ -1,0 +1,103 @@
+//! The conformance suite on the SoftSSD architecture, for each policy combination, with fixed
+//! seeds. A failure message starts with the seed that reproduces it.
+
+use firmware::config::DeviceConfig;
+use testkit::{Conformance, Plan};
+
+/// A small device (64 MiB raw: 2 ch x 2 ways x 2 planes x 32 blocks x 16 pages of 16 KiB) with
+/// a 256 KiB cache and a 16 KiB CMT, so evictions, translation-page traffic and GC all happen
+/// within a few thousand commands.
+fn device(ftl: &str) -> DeviceConfig {
+    let cache = if ftl.contains("cache") { "" } else { "cache = { capacity = '256KiB' }" };
+    let text = format!(
+        r#"
+name = "conformance"
+[geometry]
+channels = 2
+ways = 2
+dies = 1
+planes = 2
+blocks = 32
+pages = 16
+page_size = "16KiB"
+[controller]
+dram = "64MiB"
+[host]
+queues = 4
+queue_depth = 64
+workers_per_queue = 4
+[ftl]
+op = 0.25
+{cache}
+{ftl}
+"#
+    );
+    DeviceConfig::from_toml(&text, "conformance device").unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn run(ftl: &str, seed: u64, plan: Plan) -> testkit::Outcome {
+    let c = Conformance { config: device(ftl), seed, plan };
+    c.run().unwrap_or_else(|e| panic!("conformance [{ftl}]: {e}"))
+}
+
+/// Mostly writes over a 10 MB hot region: about 100 MB written, so every block of the 64 MiB
+/// device is erased a few times.
+fn gc_plan() -> Plan {
+    Plan {
+        rounds: 4,
+        clients: 4,
+        ops_per_client: 600,
+        max_blocks: 64,
+        mix: [20, 70, 4, 2, 4],
+        span: 20_000,
+        ..Plan::default()
+    }
+}
+
+#[test]
+fn dftl_static_cwdp_greedy() {
+    let o = run("mapping = { kind = 'dftl', cmt = '16KiB', segment_entries = 16 }", 1, gc_plan());
+    assert!(o.gc_invocations > 0, "GC never ran: {o:?}");
+    assert!(o.blocks_checked > 10_000, "{o:?}");
+}
+
+#[test]
+fn full_map_least_busy_cost_benefit() {
+    let o = run(
+        "mapping = { kind = 'full' }\nallocation = { kind = 'least-busy' }\ngc = { victim = 'cost-benefit' }",
+        2,
+        gc_plan(),
+    );
+    assert!(o.gc_invocations > 0, "{o:?}");
+}
+
+#[test]
+fn dftl_least_utilised_random_victims() {
+    let o = run(
+        "mapping = { kind = 'dftl', cmt = '16KiB', segment_entries = 1 }\nallocation = { kind = 'least-utilised' }\ngc = { victim = 'random' }",
+        3,
+        gc_plan(),
+    );
+    assert!(o.gc_invocations > 0, "{o:?}");
+}
+
+#[test]
+fn pcwd_fifo_static_wear_levelling_no_read_allocate() {
+    let o = run(
+        "allocation = { kind = 'static', order = 'PCWD' }\ngc = { victim = 'fifo' }\nwl = { dynamic = true, static_threshold = 2 }\ncache = { capacity = '256KiB', read_allocate = false }",
+        4,
+        gc_plan(),
+    );
+    assert!(o.gc_invocations > 0, "{o:?}");
+}
+
+#[test]
+fn factory_bad_blocks_are_never_used() {
+    let o = run("bad_block_rate = 0.02", 5, gc_plan());
+    assert!(o.gc_invocations > 0, "{o:?}");
+}
+
+#[test]
+fn whole_namespace_random_commands() {
+    run("", 6, Plan { rounds: 2, clients: 6, ops_per_client: 150, ..Plan::default() });
+}

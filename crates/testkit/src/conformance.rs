@@ -1,0 +1,300 @@
+//! The conformance run: rounds of random commands from concurrent clients against a device,
+//! every read checked against the shadow store, invariants checked between rounds.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use firmware::config::DeviceConfig;
+use firmware::device::Device;
+use firmware::hil::{AdminCommand, AdminResult, Controller, HostData, NvmeCommand, Priority, Status};
+use firmware::platform::StoreChoice;
+use rand::RngExt;
+use sim::{CoreId, SimRng};
+
+use crate::shadow::ShadowStore;
+
+/// What the clients do.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// Rounds; invariants are checked after each.
+    pub rounds: u32,
+    /// Concurrent clients (each on its own queue while queues last).
+    pub clients: u32,
+    /// Commands per client per round.
+    pub ops_per_client: u32,
+    /// Largest command, in logical blocks.
+    pub max_blocks: u32,
+    /// Relative weights of read, write, trim, write-zeroes and flush.
+    pub mix: [u32; 5],
+    /// Percentage of writes sent with FUA.
+    pub fua_pct: u32,
+    /// Only address the first `span` blocks (a hot region that forces overwrites and GC); 0 =
+    /// the whole namespace.
+    pub span: u64,
+    /// Read back every block after the last round.
+    pub verify_all: bool,
+}
+
+impl Default for Plan {
+    fn default() -> Self {
+        Plan {
+            rounds: 4,
+            clients: 4,
+            ops_per_client: 200,
+            max_blocks: 48,
+            mix: [40, 45, 6, 4, 5],
+            fua_pct: 10,
+            span: 0,
+            verify_all: true,
+        }
+    }
+}
+
+/// A conformance run of one configuration with one seed.
+pub struct Conformance {
+    /// The device (it must use a payload store: the run builds it in memory).
+    pub config: DeviceConfig,
+    /// Seed of the device and of the clients.
+    pub seed: u64,
+    /// The workload.
+    pub plan: Plan,
+}
+
+/// What a passing run did.
+#[derive(Clone, Debug, Default)]
+pub struct Outcome {
+    /// Commands completed.
+    pub commands: u64,
+    /// Blocks read back and compared.
+    pub blocks_checked: u64,
+    /// Write amplification at the end.
+    pub waf: f64,
+    /// GC victims collected.
+    pub gc_invocations: u64,
+    /// Blocks erased.
+    pub erases: u64,
+    /// Victims taken by static wear levelling.
+    pub wl_migrations: u64,
+    /// Largest erase-count spread at the end.
+    pub erase_spread: u32,
+}
+
+struct Shared {
+    shadow: RefCell<ShadowStore>,
+    busy: RefCell<Vec<bool>>,
+    failure: RefCell<Option<String>>,
+    commands: Cell<u64>,
+    checked: Cell<u64>,
+}
+
+impl Conformance {
+    /// Runs the plan; the error names the seed, round and what went wrong.
+    pub fn run(&self) -> Result<Outcome, String> {
+        let fail = |round: u32, what: String| format!("seed {} round {round}: {what}", self.seed);
+        let dev = Device::build(&self.config, &StoreChoice::Memory, self.seed).map_err(|e| e.to_string())?;
+        let ctl = dev.controller.clone();
+        let lbas = ctl.capacity_lbas();
+        let queues = self.plan.clients.min(self.config.host.queues).max(1);
+        let c2 = ctl.clone();
+        let created = dev
+            .platform
+            .sim
+            .block_on(async move {
+                let mut ok = true;
+                for q in 1..=queues as u16 {
+                    ok &= c2.admin(AdminCommand::CreateIoQueue { qid: q, priority: Priority::Medium }).await
+                        == AdminResult::Done;
+                }
+                ok
+            })
+            .map_err(|d| fail(0, d.to_string()))?;
+        if !created {
+            return Err(fail(0, "creating I/O queues failed".into()));
+        }
+        let shared = Rc::new(Shared {
+            shadow: RefCell::new(ShadowStore::new(lbas, ctl.lba_bytes() as usize)),
+            busy: RefCell::new(vec![false; lbas as usize]),
+            failure: RefCell::new(None),
+            commands: Cell::new(0),
+            checked: Cell::new(0),
+        });
+        let span = if self.plan.span == 0 { lbas } else { self.plan.span.min(lbas) };
+        let mut rng = <SimRng as rand::SeedableRng>::seed_from_u64(self.seed ^ 0x5eed);
+        for round in 0..self.plan.rounds {
+            let cx = dev.platform.sim.cx();
+            for c in 0..self.plan.clients {
+                let client = Client {
+                    ctl: ctl.clone(),
+                    shared: shared.clone(),
+                    qid: (c % queues) as u16 + 1,
+                    rng: sim::rng::fork(&mut rng),
+                    plan: self.plan.clone(),
+                    span,
+                };
+                cx.spawn(CoreId::UNBOUND, format!("client {c}"), client.run());
+            }
+            dev.platform.sim.run().map_err(|d| fail(round, d.to_string()))?;
+            if let Some(f) = shared.failure.borrow().clone() {
+                return Err(fail(round, f));
+            }
+            dev.ftl.check_invariants().map_err(|e| fail(round, format!("invariant violated: {e}")))?;
+        }
+        if self.plan.verify_all {
+            let (c, s) = (ctl.clone(), shared.clone());
+            dev.platform
+                .sim
+                .block_on(verify_all(c, s, lbas))
+                .map_err(|d| fail(self.plan.rounds, d.to_string()))?;
+            if let Some(f) = shared.failure.borrow().clone() {
+                return Err(fail(self.plan.rounds, format!("final read-back: {f}")));
+            }
+        }
+        let st = dev.ftl.stats();
+        let array = dev.platform.fil.array().borrow();
+        let counts: Vec<u32> = array.blocks().iter().filter(|b| !b.bad).map(|b| b.erase_count).collect();
+        Ok(Outcome {
+            commands: shared.commands.get(),
+            blocks_checked: shared.checked.get(),
+            waf: st.waf(),
+            gc_invocations: st.gc_invocations,
+            erases: st.blocks_erased,
+            wl_migrations: st.wl_migrations,
+            erase_spread: counts.iter().max().unwrap_or(&0) - counts.iter().min().unwrap_or(&0),
+        })
+    }
+}
+
+/// Reads every block back and compares it with the shadow store.
+async fn verify_all(ctl: Rc<Controller>, s: Rc<Shared>, lbas: u64) {
+    let chunk = 256u64;
+    let mut lba = 0;
+    while lba < lbas {
+        let n = chunk.min(lbas - lba) as u32;
+        let c = ctl.submit(1, NvmeCommand::read(lba, n)).await;
+        match (c.status, c.data) {
+            (Status::Success, HostData::Bytes(b)) => {
+                if let Some((bad, v)) = s.shadow.borrow().check(lba, &b) {
+                    *s.failure.borrow_mut() = Some(format!("block {bad} does not hold write version {v}"));
+                    return;
+                }
+                s.checked.set(s.checked.get() + n as u64);
+            }
+            (status, _) => {
+                *s.failure.borrow_mut() = Some(format!("read of {n} blocks at {lba} failed: {status:?}"));
+                return;
+            }
+        }
+        lba += n as u64;
+    }
+}
+
+struct Client {
+    ctl: Rc<Controller>,
+    shared: Rc<Shared>,
+    qid: u16,
+    rng: SimRng,
+    plan: Plan,
+    span: u64,
+}
+
+impl Client {
+    async fn run(mut self) {
+        for _ in 0..self.plan.ops_per_client {
+            if self.shared.failure.borrow().is_some() {
+                return;
+            }
+            let op = self.pick_op();
+            if op == 4 {
+                self.command(NvmeCommand::flush(), None).await;
+                continue;
+            }
+            let Some((slba, nlb)) = self.lock_range() else { continue };
+            match op {
+                0 => {
+                    let c = self.ctl.submit(self.qid, NvmeCommand::read(slba, nlb)).await;
+                    match (c.status, c.data) {
+                        (Status::Success, HostData::Bytes(b)) => {
+                            if let Some((bad, v)) = self.shared.shadow.borrow().check(slba, &b) {
+                                self.failed(format!("read of {nlb} blocks at {slba}: block {bad} does not hold write version {v}"));
+                            }
+                            self.shared.checked.set(self.shared.checked.get() + nlb as u64);
+                        }
+                        (status, _) => self.failed(format!("read of {nlb} blocks at {slba}: {status:?}")),
+                    }
+                }
+                1 => {
+                    let v = self.shared.shadow.borrow_mut().next_version();
+                    let data = self.shared.shadow.borrow().data(slba, nlb, v);
+                    let mut cmd = NvmeCommand::write(slba, nlb, HostData::Bytes(data));
+                    cmd.fua = self.rng.random_range(0..100) < self.plan.fua_pct;
+                    if self.command(cmd, Some((slba, nlb))).await {
+                        self.shared.shadow.borrow_mut().record(slba, nlb, v);
+                    }
+                }
+                2 => {
+                    if self.command(NvmeCommand::deallocate(vec![(slba, nlb)]), Some((slba, nlb))).await {
+                        // Deallocate drops whole mapping units only; partial ones keep their data.
+                        let spu = (self.ctl.unit_bytes() / self.ctl.lba_bytes()) as u64;
+                        let (first, end) = (slba.div_ceil(spu) * spu, (slba + nlb as u64) / spu * spu);
+                        if end > first {
+                            self.shared.shadow.borrow_mut().record(first, (end - first) as u32, 0);
+                        }
+                    }
+                }
+                _ => {
+                    if self.command(NvmeCommand::write_zeroes(slba, nlb), Some((slba, nlb))).await {
+                        self.shared.shadow.borrow_mut().record(slba, nlb, 0);
+                    }
+                }
+            }
+            self.unlock(slba, nlb);
+        }
+    }
+
+    fn pick_op(&mut self) -> usize {
+        let total: u32 = self.plan.mix.iter().sum();
+        let mut r = self.rng.random_range(0..total.max(1));
+        for (i, &w) in self.plan.mix.iter().enumerate() {
+            if r < w {
+                return i;
+            }
+            r -= w;
+        }
+        0
+    }
+
+    /// Submits a command that must succeed; records a failure otherwise.
+    async fn command(&self, cmd: NvmeCommand, range: Option<(u64, u32)>) -> bool {
+        let what = format!("{:?} of {:?}", cmd.opcode, range);
+        let c = self.ctl.submit(self.qid, cmd).await;
+        self.shared.commands.set(self.shared.commands.get() + 1);
+        if c.status != Status::Success {
+            self.failed(format!("{what}: {:?}", c.status));
+            return false;
+        }
+        true
+    }
+
+    fn failed(&self, what: String) {
+        self.shared.failure.borrow_mut().get_or_insert(what);
+    }
+
+    /// A random range no other client has in flight, marked busy.
+    fn lock_range(&mut self) -> Option<(u64, u32)> {
+        for _ in 0..16 {
+            let nlb = self.rng.random_range(1..=self.plan.max_blocks).min(self.span as u32);
+            let slba = self.rng.random_range(0..=self.span - nlb as u64);
+            let mut busy = self.shared.busy.borrow_mut();
+            let r = slba as usize..slba as usize + nlb as usize;
+            if busy[r.clone()].iter().all(|b| !b) {
+                busy[r].fill(true);
+                return Some((slba, nlb));
+            }
+        }
+        None
+    }
+
+    fn unlock(&self, slba: u64, nlb: u32) {
+        self.shared.busy.borrow_mut()[slba as usize..slba as usize + nlb as usize].fill(false);
+    }
+}

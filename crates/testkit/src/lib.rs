@@ -1,0 +1,19 @@
+//! # ssdlab-testkit: the conformance suite every FTL and architecture must pass
+//!
+//! ```text
+//!   clients (random commands) ──NVMe──▶ device under test ──▶ FTL ──▶ FIL ──▶ NAND
+//!        │                                                      ▲
+//!        └──── shadow store: what every LBA must read back ─────┘ invariants between rounds
+//! ```
+//!
+//! [`Conformance`] builds a device from a configuration, runs rounds of random reads, writes,
+//! trims, write-zeroes and flushes from concurrent clients (random sizes and alignments, never
+//! two in flight on one block), checks every read against a [`ShadowStore`], and between rounds
+//! — with nothing in flight — checks the FTL's invariants. A failure names the seed, so that
+//! the run can be repeated exactly.
+
+mod conformance;
+mod shadow;
+
+pub use conformance::{Conformance, Outcome, Plan};
+pub use shadow::{ShadowStore, pattern};
