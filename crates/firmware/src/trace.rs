@@ -51,6 +51,24 @@ impl Phases {
         ]
     }
 
+    /// Every phase divided by `n` (the mean of `n` requests); zero for `n = 0`.
+    pub fn mean(&self, n: u64) -> Phases {
+        let d = |v: SimDuration| SimDuration::from_nanos(v.as_nanos().checked_div(n).unwrap_or(0));
+        Phases {
+            queue_wait: d(self.queue_wait),
+            fetch: d(self.fetch),
+            cache: d(self.cache),
+            mapping: d(self.mapping),
+            fil_wait: d(self.fil_wait),
+            command: d(self.command),
+            transfer: d(self.transfer),
+            ecc: d(self.ecc),
+            dma: d(self.dma),
+            completion: d(self.completion),
+            firmware: d(self.firmware),
+        }
+    }
+
     /// Sum of every phase.
     pub fn total(&self) -> SimDuration {
         self.entries().iter().map(|(_, d)| *d).sum()

@@ -14,7 +14,9 @@ pub struct Cli {
 }
 
 const EXAMPLES: &str = "Examples:
-  ssdlab run                               run the default demo on the softssd preset
+  ssdlab run                               4 jobs of 4 KiB random 70/30 I/O on the softssd preset
+  ssdlab run consumer-tlc --rw randread --bs 4k --iodepth 32 --numjobs 4 --number-ios 100000
+  ssdlab run my.toml --job-file test.fio --json report.json
   ssdlab phys hostftl-array --op program --count 12800 --qd 256
                                            saturate the Host-FTL array with programs
   ssdlab presets                           list the built-in devices
@@ -23,7 +25,7 @@ const EXAMPLES: &str = "Examples:
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Run ssdlab's main job on built-in defaults (a flash-interface demo on the softssd preset).
+    /// Simulate a device under fio-like jobs and print (or save) the report.
     Run(RunArgs),
     /// Drive the flash interface layer directly with raw page reads, programs or erases.
     Phys(PhysArgs),
@@ -46,7 +48,69 @@ pub struct RunArgs {
     /// A preset name or a TOML file. Default: softssd.
     pub device: Option<String>,
     #[command(flatten)]
+    pub jobs: JobArgs,
+    /// Complete host commands without the FTL (measures the host interface alone).
+    #[arg(long)]
+    pub ftl_bypass: bool,
+    #[command(flatten)]
     pub common: CommonArgs,
+}
+
+/// The workload: a fio job file, or fio options as flags (default: 4 jobs of 4 KiB random
+/// I/O, 70% reads, queue depth 32, 50,000 I/Os each, over the first 8 GiB).
+#[derive(Args, Debug, Default)]
+pub struct JobArgs {
+    /// A fio job file (the common INI subset; unsupported options are rejected by name).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["rw", "bs", "bssplit", "iodepth", "numjobs", "rwmixread", "size", "offset", "random_distribution", "number_ios", "runtime", "ramp_time", "rate_iops", "rate", "time_based", "fio"])]
+    pub job_file: Option<PathBuf>,
+    /// I/O pattern: read, write, randread, randwrite, randrw, rw.
+    #[arg(long)]
+    pub rw: Option<String>,
+    /// Block size, e.g. 4k (fio syntax; `4k,16k` for reads and writes).
+    #[arg(long)]
+    pub bs: Option<String>,
+    /// Block-size mix, e.g. 4k/50:64k/50.
+    #[arg(long)]
+    pub bssplit: Option<String>,
+    /// Commands in flight per job.
+    #[arg(long)]
+    pub iodepth: Option<String>,
+    /// Clones of the job, each on its own NVMe queue.
+    #[arg(long)]
+    pub numjobs: Option<String>,
+    /// Percentage of reads for rw and randrw.
+    #[arg(long)]
+    pub rwmixread: Option<String>,
+    /// Region size (bytes or a percentage of the device).
+    #[arg(long)]
+    pub size: Option<String>,
+    /// Region start (bytes or a percentage of the device).
+    #[arg(long)]
+    pub offset: Option<String>,
+    /// random (uniform), zipf:THETA, pareto:H, zoned:..., or hotcold:H/A.
+    #[arg(long, alias = "distribution")]
+    pub random_distribution: Option<String>,
+    /// I/Os per job.
+    #[arg(long)]
+    pub number_ios: Option<String>,
+    /// Simulated run time after the ramp, e.g. 2s.
+    #[arg(long)]
+    pub runtime: Option<String>,
+    /// Simulated warm-up whose results are not recorded.
+    #[arg(long)]
+    pub ramp_time: Option<String>,
+    /// I/O-rate cap per job (I/Os per simulated second).
+    #[arg(long)]
+    pub rate_iops: Option<String>,
+    /// Bandwidth cap per job (bytes per simulated second, fio syntax: 10m).
+    #[arg(long)]
+    pub rate: Option<String>,
+    /// Keep going until --runtime has passed.
+    #[arg(long)]
+    pub time_based: bool,
+    /// Any other fio option as KEY=VALUE (repeatable).
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub fio: Vec<String>,
 }
 
 #[derive(Args, Debug, Clone)]

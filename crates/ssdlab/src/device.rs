@@ -25,14 +25,19 @@ pub fn load(name: Option<&str>) -> Result<DeviceConfig> {
     Ok(DeviceConfig::load(path)?)
 }
 
-/// Builds the platform for `cfg` with the store and seed from the command line.
-pub fn build(cfg: &DeviceConfig, common: &CommonArgs) -> Result<Platform> {
-    let store = match (common.store, &common.image) {
+/// The page store the command line asks for.
+pub fn store(common: &CommonArgs) -> Result<StoreChoice> {
+    Ok(match (common.store, &common.image) {
         (StoreArg::Metadata, None) => StoreChoice::Metadata,
         (StoreArg::Memory, None) => StoreChoice::Memory,
         (StoreArg::Image, Some(path)) => StoreChoice::Image { path: path.clone(), create: !path.exists() },
         (StoreArg::Image, None) => bail!("--store image needs --image FILE"),
         (_, Some(_)) => bail!("--image is only meaningful with --store image"),
-    };
+    })
+}
+
+/// Builds the platform for `cfg` with the store and seed from the command line.
+pub fn build(cfg: &DeviceConfig, common: &CommonArgs) -> Result<Platform> {
+    let store = store(common)?;
     Platform::build(cfg, &store, common.seed).with_context(|| format!("building device {}", cfg.name))
 }

@@ -165,11 +165,6 @@ impl DataCache {
         self.from_tail().filter(|&i| self.lines[i as usize].state == LineState::Dirty).collect()
     }
 
-    /// Lines in `Dirty`.
-    pub fn dirty_count(&self) -> u32 {
-        self.counts[LineState::Dirty as usize]
-    }
-
     /// Lines being written back (`Writing` or `WritingDirty`).
     pub fn writing_count(&self) -> u32 {
         self.counts[LineState::Writing as usize] + self.counts[LineState::WritingDirty as usize]
@@ -178,21 +173,6 @@ impl DataCache {
     /// Lines being filled from flash.
     pub fn filling_count(&self) -> u32 {
         self.counts[LineState::Filling as usize]
-    }
-
-    /// Lines in use.
-    pub fn len(&self) -> u32 {
-        self.index.len() as u32
-    }
-
-    /// Whether no line is in use.
-    pub fn is_empty(&self) -> bool {
-        self.index.is_empty()
-    }
-
-    /// Every line in use with its index (for checks).
-    pub fn iter(&self) -> impl Iterator<Item = (u32, &Line)> {
-        self.index.values().map(|&i| (i, &self.lines[i as usize]))
     }
 
     fn from_tail(&self) -> impl Iterator<Item = u32> + '_ {

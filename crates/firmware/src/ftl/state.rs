@@ -135,6 +135,11 @@ impl Ftl {
         (0..self.inner.logical).filter(|&l| l2p.get(nand::Lpn(l)).is_some()).count() as u64
     }
 
+    /// Free blocks in every plane.
+    pub fn free_blocks(&self) -> u64 {
+        self.inner.blocks.borrow().total_free()
+    }
+
     /// Free blocks as a percentage of the blocks background GC aims to keep free.
     pub fn spare_percent(&self) -> f64 {
         let blocks = self.inner.blocks.borrow();

@@ -73,6 +73,11 @@ impl Controller {
         self.me.upgrade().expect("controller alive")
     }
 
+    /// The simulation context the controller runs in.
+    pub fn cx(&self) -> &Cx {
+        &self.cx
+    }
+
     /// Namespace size in logical blocks.
     pub fn capacity_lbas(&self) -> u64 {
         self.capacity_lbas

@@ -43,7 +43,6 @@ pub enum Work {
 
 /// One I/O queue pair.
 pub struct QueuePair {
-    pub id: u16,
     pub depth: u32,
     pub priority: Priority,
     /// Commands whose doorbell has reached the controller, not yet fetched.
@@ -63,7 +62,6 @@ pub struct QueuePair {
 impl QueuePair {
     pub fn new(cx: &Cx, id: u16, depth: u32, priority: Priority) -> Self {
         QueuePair {
-            id,
             depth,
             priority,
             sq: RefCell::new(VecDeque::new()),

@@ -18,7 +18,7 @@ pub struct SmartCounters {
 }
 
 /// The SMART / health information log page (the fields ssdlab models).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct SmartLog {
     /// Thousands of 512-byte units read (NVMe's data units read).
     pub data_units_read: u64,

@@ -108,11 +108,6 @@ impl Cmt {
         self.cached -= 1;
     }
 
-    /// Segments cached.
-    pub fn cached(&self) -> u32 {
-        self.cached
-    }
-
     fn unlink(&mut self, s: u32) {
         let (p, n) = (self.prev[s as usize], self.next[s as usize]);
         if p != NIL {

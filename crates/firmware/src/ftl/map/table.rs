@@ -16,16 +16,6 @@ impl L2p {
         L2p { cur: vec![0; units as usize] }
     }
 
-    /// Logical units.
-    pub fn len(&self) -> u32 {
-        self.cur.len() as u32
-    }
-
-    /// Whether the table has no entries.
-    pub fn is_empty(&self) -> bool {
-        self.cur.is_empty()
-    }
-
     /// Where `lpn` lives.
     pub fn get(&self, lpn: Lpn) -> Option<UnitAddr> {
         self.cur[lpn.idx()].checked_sub(1).map(UnitAddr)

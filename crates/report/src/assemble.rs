@@ -1,0 +1,125 @@
+//! Building a [`Report`] from a finished run.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use firmware::device::Device;
+use host::run::HostResults;
+use host::workload::{IoOp, JobSpec};
+
+use crate::schema::*;
+
+/// What the report needs besides the device and the host results.
+pub struct RunInfo {
+    /// The run's seed.
+    pub seed: u64,
+    /// The jobs.
+    pub jobs: Vec<JobSpec>,
+    /// Wall-clock time the simulation took.
+    pub wall: Duration,
+}
+
+/// The report of a finished run.
+pub fn assemble(dev: &Device, host: &HostResults, info: &RunInfo) -> Report {
+    let sim_time = dev.platform.sim.now();
+    let window = host.window().as_secs_f64().max(1e-12);
+    let mut ops = BTreeMap::new();
+    let mut total = Throughput::default();
+    let mut total_bytes = 0;
+    for op in IoOp::ALL {
+        let m = host.op(op);
+        if m.count == 0 && m.errors == 0 {
+            continue;
+        }
+        let t = Throughput {
+            count: m.count,
+            iops: m.count as f64 / window,
+            mb_per_s: m.bytes as f64 / window / 1e6,
+        };
+        total.count += m.count;
+        total_bytes += m.bytes;
+        ops.insert(
+            op.name().to_string(),
+            OpReport {
+                throughput: t,
+                bytes: m.bytes,
+                errors: m.errors,
+                latency_ns: m.latency.summary(),
+                phases_ns: m.phases.mean(m.count),
+            },
+        );
+    }
+    total.iops = total.count as f64 / window;
+    total.mb_per_s = total_bytes as f64 / window / 1e6;
+
+    let st = dev.ftl.stats();
+    let fil = dev.platform.fil.stats();
+    let elapsed = sim_time.saturating_since(sim::SimTime::ZERO);
+    let array = dev.platform.fil.array().borrow();
+    let counts: Vec<f64> = array.blocks().iter().filter(|b| !b.bad).map(|b| b.erase_count as f64).collect();
+    let n = counts.len().max(1) as f64;
+    let mean = counts.iter().sum::<f64>() / n;
+    let wear = WearReport {
+        min: counts.iter().copied().fold(f64::MAX, f64::min).min(u32::MAX as f64) as u32,
+        mean,
+        max: counts.iter().copied().fold(0.0, f64::max) as u32,
+        stddev: (counts.iter().map(|c| (c - mean).powi(2)).sum::<f64>() / n).sqrt(),
+    };
+    let (hits, misses) = dev.ftl.cache_hits();
+    let (to_device, to_host) = dev.controller.link().bytes();
+    let secs = elapsed.as_secs_f64().max(1e-12);
+    Report {
+        schema: SCHEMA.to_string(),
+        ssdlab_version: env!("CARGO_PKG_VERSION").to_string(),
+        seed: info.seed,
+        device: dev.platform.config.resolved(),
+        workload: info.jobs.clone(),
+        sim_time_ns: sim_time.as_nanos(),
+        window_start_ns: host.window_start.as_nanos(),
+        window_ns: host.window().as_nanos(),
+        wall_time_s: info.wall.as_secs_f64(),
+        requests_per_wall_sec: host.issued as f64 / info.wall.as_secs_f64().max(1e-9),
+        ops,
+        total,
+        waf: WafReport {
+            host_units: st.host_units_written,
+            flash_units: st.units_programmed,
+            waf: st.waf(),
+            data_waf: st.data_waf(),
+        },
+        gc: GcReport {
+            invocations: st.gc_invocations,
+            units_moved: st.gc_units_moved,
+            blocks_erased: st.blocks_erased,
+            foreground_waits: st.foreground_gc_waits,
+            wl_migrations: st.wl_migrations,
+            free_blocks: dev.ftl.free_blocks(),
+        },
+        wear,
+        cache: CacheReport {
+            data: HitRatio::new(hits, misses),
+            mapping: dev.ftl.cmt_hits().map(|(h, m)| HitRatio::new(h, m)),
+        },
+        utilisation: Utilisation {
+            channels: fil.channel_utilisation(elapsed),
+            dies: fil.die_utilisation(elapsed),
+            cores: dev
+                .platform
+                .sim
+                .core_stats()
+                .into_iter()
+                .map(|c| CoreLoad { busy: c.busy.as_secs_f64() / secs, name: c.name })
+                .collect(),
+        },
+        flash: FlashReport {
+            reads: fil.read.count,
+            programs: fil.program.count,
+            erases: fil.erase.count,
+            by_source: fil.by_source,
+            mean_read_ns: fil.read.latency.mean(),
+            mean_program_ns: fil.program.latency.mean(),
+        },
+        link: LinkReport { to_device, to_host },
+        smart: dev.controller.smart_log(),
+    }
+}

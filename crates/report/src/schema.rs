@@ -1,0 +1,201 @@
+//! The report structures (serialised as the JSON report).
+
+use std::collections::BTreeMap;
+
+use firmware::config::DeviceConfig;
+use firmware::hil::SmartLog;
+use firmware::trace::Phases;
+use host::workload::JobSpec;
+use serde::{Deserialize, Serialize};
+use sim::stats::Summary;
+
+/// The schema identifier written into every report.
+pub const SCHEMA: &str = "ssdlab.report/1";
+
+/// A run's full report.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Report {
+    /// Always [`SCHEMA`].
+    pub schema: String,
+    /// The ssdlab version that produced it.
+    pub ssdlab_version: String,
+    /// The seed of the run.
+    pub seed: u64,
+    /// The device, fully resolved.
+    pub device: DeviceConfig,
+    /// The jobs run.
+    pub workload: Vec<JobSpec>,
+    /// Simulated time of the whole run, ns.
+    pub sim_time_ns: u64,
+    /// Start and length of the measured window (after ramp time), ns.
+    pub window_start_ns: u64,
+    /// Length of the measured window, ns.
+    pub window_ns: u64,
+    /// Wall-clock time of the simulation, seconds (differs between runs).
+    pub wall_time_s: f64,
+    /// Host commands simulated per wall-clock second (differs between runs).
+    pub requests_per_wall_sec: f64,
+    /// Per direction (`read`, `write`, `trim`), only those that ran.
+    pub ops: BTreeMap<String, OpReport>,
+    /// Every direction together.
+    pub total: Throughput,
+    /// Write amplification.
+    pub waf: WafReport,
+    /// Garbage collection and wear levelling.
+    pub gc: GcReport,
+    /// Erase counts over good blocks.
+    pub wear: WearReport,
+    /// Hit ratios.
+    pub cache: CacheReport,
+    /// Busy fractions.
+    pub utilisation: Utilisation,
+    /// Flash transactions.
+    pub flash: FlashReport,
+    /// Bytes over the host link.
+    pub link: LinkReport,
+    /// The SMART / health log at the end.
+    pub smart: SmartLog,
+}
+
+/// IOPS and bandwidth.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Throughput {
+    /// Commands completed in the window.
+    pub count: u64,
+    /// Commands per second.
+    pub iops: f64,
+    /// Megabytes (10^6 bytes) per second.
+    pub mb_per_s: f64,
+}
+
+/// One direction's results.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct OpReport {
+    /// Throughput.
+    #[serde(flatten)]
+    pub throughput: Throughput,
+    /// Bytes moved.
+    pub bytes: u64,
+    /// Failed commands.
+    pub errors: u64,
+    /// Host-observed latency, ns: count, mean, min, p50, p90, p99, p99.9, max.
+    pub latency_ns: Summary,
+    /// Mean time per phase, ns (they add up to the mean latency).
+    pub phases_ns: Phases,
+}
+
+/// Write amplification.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct WafReport {
+    /// Mapping units the host wrote.
+    pub host_units: u64,
+    /// Units programmed per stream: user (cache write-back), GC, mapping (translation pages).
+    pub flash_units: [u64; 3],
+    /// All flash units over host units.
+    pub waf: f64,
+    /// User and GC units over host units (translation pages excluded).
+    pub data_waf: f64,
+}
+
+/// Garbage collection.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct GcReport {
+    /// Victims collected.
+    pub invocations: u64,
+    /// Valid units moved.
+    pub units_moved: u64,
+    /// Blocks erased.
+    pub blocks_erased: u64,
+    /// Host writes that waited for GC (foreground GC).
+    pub foreground_waits: u64,
+    /// Victims taken by static wear levelling.
+    pub wl_migrations: u64,
+    /// Free blocks at the end.
+    pub free_blocks: u64,
+}
+
+/// Erase-count statistics.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct WearReport {
+    /// Fewest erases of a good block.
+    pub min: u32,
+    /// Mean erases.
+    pub mean: f64,
+    /// Most erases.
+    pub max: u32,
+    /// Standard deviation.
+    pub stddev: f64,
+}
+
+/// A hit ratio.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct HitRatio {
+    /// Hits.
+    pub hits: u64,
+    /// Misses.
+    pub misses: u64,
+    /// hits / (hits + misses), 0 if none.
+    pub ratio: f64,
+}
+
+impl HitRatio {
+    /// From counts.
+    pub fn new(hits: u64, misses: u64) -> Self {
+        HitRatio { hits, misses, ratio: hits as f64 / (hits + misses).max(1) as f64 }
+    }
+}
+
+/// Cache hit ratios.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct CacheReport {
+    /// Data cache (host reads).
+    pub data: HitRatio,
+    /// Cached mapping table (DFTL only).
+    pub mapping: Option<HitRatio>,
+}
+
+/// A core's load.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct CoreLoad {
+    /// Core name.
+    pub name: String,
+    /// Busy fraction of the simulated run.
+    pub busy: f64,
+}
+
+/// Busy fractions over the whole simulated run.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Utilisation {
+    /// Per channel.
+    pub channels: Vec<f64>,
+    /// Per die.
+    pub dies: Vec<f64>,
+    /// Per controller core.
+    pub cores: Vec<CoreLoad>,
+}
+
+/// Flash transactions.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct FlashReport {
+    /// Page reads.
+    pub reads: u64,
+    /// Page programs.
+    pub programs: u64,
+    /// Block erases.
+    pub erases: u64,
+    /// Transactions per source: user, mapping, GC.
+    pub by_source: [u64; 3],
+    /// Mean read latency through the FIL, ns.
+    pub mean_read_ns: f64,
+    /// Mean program latency through the FIL, ns.
+    pub mean_program_ns: f64,
+}
+
+/// Host-link traffic.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct LinkReport {
+    /// Bytes host to device (commands, write data).
+    pub to_device: u64,
+    /// Bytes device to host (read data, completions).
+    pub to_host: u64,
+}

@@ -1,0 +1,99 @@
+//! The compact text summary printed after a run.
+
+use std::fmt::Write;
+
+use crate::schema::Report;
+
+fn us(ns: f64) -> String {
+    if ns >= 100_000.0 { format!("{:.0}", ns / 1e3) } else { format!("{:.1}", ns / 1e3) }
+}
+
+fn pct(v: f64) -> String {
+    format!("{:.1}%", v * 100.0)
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len().max(1) as f64
+}
+
+/// The summary table of a report.
+pub fn summary(r: &Report) -> String {
+    let mut s = String::new();
+    let sim = sim::SimDuration::from_nanos(r.sim_time_ns);
+    let window = sim::SimDuration::from_nanos(r.window_ns);
+    let _ = writeln!(
+        s,
+        "device {} | seed {} | simulated {sim:#} (measured {window:#}) | wall {:.2}s, {:.0} requests/s",
+        r.device.name, r.seed, r.wall_time_s, r.requests_per_wall_sec
+    );
+    let _ = writeln!(
+        s,
+        "{:<6} {:>9} {:>10} {:>9} | latency us: {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}",
+        "op", "count", "IOPS", "MB/s", "mean", "p50", "p90", "p99", "p99.9", "max"
+    );
+    for (name, o) in &r.ops {
+        let l = &o.latency_ns;
+        let _ = writeln!(
+            s,
+            "{:<6} {:>9} {:>10.0} {:>9.1} | {:>20} {:>8} {:>8} {:>8} {:>8} {:>8}{}",
+            name,
+            o.throughput.count,
+            o.throughput.iops,
+            o.throughput.mb_per_s,
+            us(l.mean),
+            us(l.p50 as f64),
+            us(l.p90 as f64),
+            us(l.p99 as f64),
+            us(l.p999 as f64),
+            us(l.max as f64),
+            if o.errors > 0 { format!("  ({} errors)", o.errors) } else { String::new() }
+        );
+    }
+    if r.ops.len() > 1 {
+        let _ = writeln!(
+            s,
+            "{:<6} {:>9} {:>10.0} {:>9.1}",
+            "total", r.total.count, r.total.iops, r.total.mb_per_s
+        );
+    }
+    let names =
+        ["queue", "fetch", "cache", "map", "fil-wait", "command", "xfer", "ecc", "dma", "compl", "fw"];
+    let mut header = format!("{:<6} mean us:", "phase");
+    for n in names {
+        let _ = write!(header, " {n:>8}");
+    }
+    let _ = writeln!(s, "{header}");
+    for (name, o) in &r.ops {
+        let mut line = format!("{name:<6}         ");
+        for (_, d) in o.phases_ns.entries() {
+            let _ = write!(line, " {:>8}", us(d.as_nanos() as f64));
+        }
+        let _ = writeln!(s, "{line}");
+    }
+    let _ = writeln!(
+        s,
+        "WAF {:.2} (data {:.2}) | GC {} victims, {} units moved, {} erases, {} foreground waits | erases min/mean/max {}/{:.1}/{}",
+        r.waf.waf,
+        r.waf.data_waf,
+        r.gc.invocations,
+        r.gc.units_moved,
+        r.gc.blocks_erased,
+        r.gc.foreground_waits,
+        r.wear.min,
+        r.wear.mean,
+        r.wear.max
+    );
+    let cmt = r.cache.mapping.as_ref().map_or("full map".to_string(), |m| pct(m.ratio));
+    let cores: Vec<String> =
+        r.utilisation.cores.iter().map(|c| format!("{} {}", c.name, pct(c.busy))).collect();
+    let _ = write!(
+        s,
+        "cache hits {} | CMT hits {} | channels {} | dies {} | cores: {}",
+        pct(r.cache.data.ratio),
+        cmt,
+        pct(mean(&r.utilisation.channels)),
+        pct(mean(&r.utilisation.dies)),
+        cores.join(", ")
+    );
+    s
+}
