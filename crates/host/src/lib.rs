@@ -5,7 +5,10 @@
 //!                  \------ phys driver (raw page ops) ------------^
 //! ```
 //!
-//! [`phys`] drives the flash interface layer directly with raw page reads, programs and erases,
-//! to measure the array and the FIL before (or beneath) any FTL.
+//! [`workload`] describes fio-like jobs (and parses fio job files); [`run`] drives them through
+//! a device's NVMe controller. [`phys`] drives the flash interface layer directly with raw page
+//! reads, programs and erases, to measure the array and the FIL before (or beneath) any FTL.
 
 pub mod phys;
+pub mod run;
+pub mod workload;
