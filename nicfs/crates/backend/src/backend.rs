@@ -65,7 +65,12 @@ pub fn open_with(
                 LogSpace { index: i, geo: geo.log_space(i) }
             }
         };
-        logs.push(LogState { ls, quarantined: AtomicBool::new(false), error: Mutex::new(None), inline: Mutex::new(()) });
+        logs.push(LogState {
+            ls,
+            quarantined: AtomicBool::new(false),
+            error: Mutex::new(None),
+            inline: Mutex::new(()),
+        });
     }
     let sh = Arc::new(Shared {
         cores: CorePool::new(cfg.workers, cfg.slowdown),
@@ -101,6 +106,7 @@ pub fn open_with(
             report.errors.push(format!("log {}: {e}", l.ls.index));
         }
     }
+    sh.comm.seqlocks().reset_all();
     sh.comm.backend_pid().store(std::process::id() as u64, Ordering::Release);
     Ok((sh, report))
 }

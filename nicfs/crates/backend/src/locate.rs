@@ -1,7 +1,6 @@
 //! Stage 2, Data Locate: resolve the file blocks each write touches through the index-block
 //! cache (organised in 64-byte lines of 16 pointers), reading index lines by DMA on a miss.
 
-
 use nicfs_layout::{BLOCK_SIZE, BlockNo, Geometry, Ino, Inode, LogOp};
 use nicfs_pm::PmAddr;
 use nicfs_store::{LineCache, MetaRead, Space, bmap, read_inode};

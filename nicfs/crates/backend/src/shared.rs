@@ -107,7 +107,9 @@ impl Shared {
 
     /// Stage 1 on a NIC core.
     pub(crate) fn stage_fetch(&self, slot: usize, next: u64, verify: bool) -> Result<Option<Batch>, FsError> {
-        self.run_stage(0, || fetch(self.dma.as_ref(), &self.space, &self.logs[slot].ls, next, self.cfg.batch_max, verify))
+        self.run_stage(0, || {
+            fetch(self.dma.as_ref(), &self.space, &self.logs[slot].ls, next, self.cfg.batch_max, verify)
+        })
     }
 
     /// Stage 2 on a NIC core.

@@ -35,6 +35,15 @@ impl<'a> SeqLocks<'a> {
         }
     }
 
+    /// Back end at start: ends any patch a crashed predecessor left open (odd counters).
+    pub fn reset_all(&self) {
+        for b in self.words {
+            if b.load(Ordering::Acquire) % 2 == 1 {
+                b.fetch_add(1, Ordering::AcqRel);
+            }
+        }
+    }
+
     /// Reader: waits until no patch is in progress and returns the counter. After
     /// `stale_ns` of waiting on an odd counter (a back end that died mid-patch) it returns
     /// anyway; the caller's retry check then fails safe only if the back end restarts.

@@ -64,6 +64,7 @@ impl Link for RingLink {
         let start = mono_ns();
         let msg = Msg::new(kind, id, args);
         let mut spins = 0u32;
+        let mut backend = self.comm.backend_pid().load(Ordering::Acquire);
         while !s.req.push(&msg) {
             self.wait(start, &mut spins)?;
         }
@@ -71,7 +72,18 @@ impl Link for RingLink {
             match s.resp.pop() {
                 Some(Some(r)) if r.id == id => return check(kind, r),
                 Some(_) => continue, // a stale or garbled reply
-                None => self.wait(start, &mut spins)?,
+                None => {
+                    self.wait(start, &mut spins)?;
+                    // A restarted back end never saw a request its predecessor had taken:
+                    // send it again (every request is safe to repeat).
+                    let now = self.comm.backend_pid().load(Ordering::Acquire);
+                    if now != backend && now != 0 {
+                        backend = now;
+                        while !s.req.push(&msg) {
+                            self.wait(start, &mut spins)?;
+                        }
+                    }
+                }
             }
         }
     }

@@ -101,11 +101,14 @@ impl Client {
     fn read_block(&self, st: &State, ino: Ino, fb: u64, head: u64, buf: &mut [u8]) -> Result<(), FsError> {
         self.stable(ino, || {
             let pi = read_inode(&self.space, ino)?;
-            buf.fill(0);
-            if pi.nlink > 0 && fb < file_block_count(pi.size) {
-                if let Some(b) = bmap(&self.space, &pi, fb)? {
-                    self.pm.read(PmAddr(b.byte_offset()), buf);
-                }
+            let block = if pi.nlink > 0 && fb < file_block_count(pi.size) {
+                bmap(&self.space, &pi, fb)?
+            } else {
+                None
+            };
+            match block {
+                Some(b) => self.pm.read(PmAddr(b.byte_offset()), buf),
+                None => buf.fill(0),
             }
             Ok(())
         })?;
@@ -135,15 +138,20 @@ impl Client {
         if let Some(u) = st.files.get_mut(&ino) {
             u.prune(head);
         }
-        let mut block = vec![0u8; BLOCK_SIZE as usize];
+        let mut block = [0u8; BLOCK_SIZE as usize];
         let mut done = 0usize;
         while done < n {
             let pos = offset + done as u64;
             let fb = pos / BLOCK_SIZE;
             let off = (pos % BLOCK_SIZE) as usize;
             let k = (BLOCK_SIZE as usize - off).min(n - done);
-            self.read_block(st, ino, fb, head, &mut block)?;
-            buf[done..done + k].copy_from_slice(&block[off..off + k]);
+            if k == BLOCK_SIZE as usize {
+                // A whole block: read straight into the caller's buffer.
+                self.read_block(st, ino, fb, head, &mut buf[done..done + k])?;
+            } else {
+                self.read_block(st, ino, fb, head, &mut block)?;
+                buf[done..done + k].copy_from_slice(&block[off..off + k]);
+            }
             done += k;
         }
         Ok(n)

@@ -38,7 +38,7 @@ mod timed;
 
 pub use addr::{CACHE_LINE, PmAddr};
 pub use crash::{CrashPm, CrashPoint};
-pub use delay::{modelled_wait_ns, spin_for_ns};
+pub use delay::{PAY_THRESHOLD_NS, modelled_wait_ns, settle_delay, spin_for_ns};
 pub use fast::{FastPm, FlushKind};
 pub use mapped::{MapError, MappedFile};
 pub use region::{Pm, SharedPm};

@@ -84,7 +84,8 @@ impl MetaRead for Txn<'_> {
     fn read_meta(&self, addr: PmAddr, buf: &mut [u8]) {
         let (start, end) = (addr.get(), addr.get() + buf.len() as u64);
         // Skip the (DMA) read when staged lines cover the whole range.
-        let covered = buf.is_empty() || ((start & !63)..end).step_by(64).all(|la| self.lines.contains_key(&la));
+        let covered =
+            buf.is_empty() || ((start & !63)..end).step_by(64).all(|la| self.lines.contains_key(&la));
         if !covered {
             self.eng.space.pm().read(addr, buf);
         }

@@ -127,11 +127,22 @@ fn once(fronts: usize, a: &DrainArgs, cfg: BackendConfig) -> Result<(f64, f64)> 
         std::thread::sleep(Duration::from_millis(1));
     }
     let be_secs = t1.elapsed().as_secs_f64();
-    let st: Vec<f64> = sh.counters.stage_ns.iter().map(|c| c.load(std::sync::atomic::Ordering::Relaxed) as f64 / 1e6).collect();
+    let st: Vec<f64> = sh
+        .counters
+        .stage_ns
+        .iter()
+        .map(|c| c.load(std::sync::atomic::Ordering::Relaxed) as f64 / 1e6)
+        .collect();
     let hits = sh.cache_stats();
     eprintln!(
         "  stage ms (fetch/locate/merge/patch): {:.0}/{:.0}/{:.0}/{:.0}, batches {}, index cache hits {} misses {}",
-        st[0], st[1], st[2], st[3], sh.counters.batches.load(std::sync::atomic::Ordering::Relaxed), hits.hits, hits.misses
+        st[0],
+        st[1],
+        st[2],
+        st[3],
+        sh.counters.batches.load(std::sync::atomic::Ordering::Relaxed),
+        hits.hits,
+        hits.misses
     );
     be.stop();
     let _ = std::fs::remove_file(&path);
@@ -154,7 +165,8 @@ pub fn run(a: DrainArgs) -> Result<()> {
             for _ in 0..a.repeat.max(1) {
                 runs.push(once(f, &a, variant(v, &a)?)?);
             }
-            let (fe, be) = (median(runs.iter().map(|r| r.0).collect()), median(runs.iter().map(|r| r.1).collect()));
+            let (fe, be) =
+                (median(runs.iter().map(|r| r.0).collect()), median(runs.iter().map(|r| r.1).collect()));
             println!(
                 "| {v} | {f} | {} | {} | {fe:.1} | {be:.1} |",
                 a.size,
