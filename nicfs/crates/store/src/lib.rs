@@ -7,7 +7,8 @@
 //!   Txn::begin ──> stage metadata lines (inodes, bitmaps, index blocks, directory slots)
 //!        │          write fresh blocks (newly allocated, unreferenced) directly
 //!        │          (caller copies file data into place)
-//!        └─ commit: journal records + header (CRC over both)  ── fence  (commit point)
+//!        └─ commit: fence (direct writes durable first)
+//!                   journal records + header (CRC over both)  ── fence  (commit point)
 //!                   apply each line home (8-byte atomic stores) ── fence
 //! ```
 //!
