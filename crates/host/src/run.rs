@@ -89,8 +89,9 @@ struct Shared {
     done: Cell<u64>,
 }
 
-/// Runs `jobs` on `dev` to completion (every stream exhausted or every runtime over). Calls
-/// `progress` every few milliseconds of simulated time.
+/// Runs `jobs` on `dev` to completion (every stream exhausted or every runtime over), creating
+/// the queue pairs it needs that do not exist yet (so runs can follow each other on one
+/// device). Calls `progress` every few milliseconds of simulated time.
 pub fn run_jobs(
     dev: &Device,
     jobs: &[JobSpec],
@@ -103,7 +104,7 @@ pub fn run_jobs(
     let queues = (instances.len() as u32).min(dev.platform.config.host.queues).max(1);
     let c = ctl.clone();
     let created = dev.platform.sim.block_on(async move {
-        for q in 1..=queues as u16 {
+        for q in (1..=queues as u16).filter(|&q| !c.has_queue(q)) {
             let r = c.admin(AdminCommand::CreateIoQueue { qid: q, priority: Priority::Medium }).await;
             if r != AdminResult::Done {
                 return Err((q, r));

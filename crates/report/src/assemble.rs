@@ -99,6 +99,7 @@ pub fn assemble(dev: &Device, host: &HostResults, info: &RunInfo) -> Report {
         cache: CacheReport {
             data: HitRatio::new(hits, misses),
             mapping: dev.ftl.cmt_hits().map(|(h, m)| HitRatio::new(h, m)),
+            dirty_units: dev.ftl.dirty_lines(),
         },
         utilisation: Utilisation {
             channels: fil.channel_utilisation(elapsed),

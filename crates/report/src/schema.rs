@@ -152,6 +152,9 @@ pub struct CacheReport {
     pub data: HitRatio,
     /// Cached mapping table (DFTL only).
     pub mapping: Option<HitRatio>,
+    /// Mapping units held dirty in the data cache at the end (written by the host, not yet
+    /// programmed: they are not in the WAF).
+    pub dirty_units: u64,
 }
 
 /// A core's load.

@@ -26,7 +26,7 @@ const EXAMPLES: &str = "Examples:
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Simulate a device under fio-like jobs and print (or save) the report.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Drive the flash interface layer directly with raw page reads, programs or erases.
     Phys(PhysArgs),
     /// List the built-in device presets, or show one with its comments.

@@ -148,12 +148,12 @@ impl DataCache {
 
     /// The least recently used clean line among the `scan` nearest the tail.
     pub fn clean_victim(&self, scan: usize) -> Option<u32> {
-        self.from_tail().take(scan).find(|&i| self.lines[i as usize].state == LineState::Clean)
+        self.tail_first().take(scan).find(|&i| self.lines[i as usize].state == LineState::Clean)
     }
 
     /// Up to `max` dirty lines, least recently used first, among the `scan` nearest the tail.
     pub fn dirty_near_tail(&self, max: usize, scan: usize) -> Vec<u32> {
-        self.from_tail()
+        self.tail_first()
             .take(scan)
             .filter(|&i| self.lines[i as usize].state == LineState::Dirty)
             .take(max)
@@ -162,7 +162,12 @@ impl DataCache {
 
     /// Every dirty line, least recently used first.
     pub fn all_dirty(&self) -> Vec<u32> {
-        self.from_tail().filter(|&i| self.lines[i as usize].state == LineState::Dirty).collect()
+        self.tail_first().filter(|&i| self.lines[i as usize].state == LineState::Dirty).collect()
+    }
+
+    /// Lines in `Dirty` (newer than flash, not being written back).
+    pub fn dirty_count(&self) -> u32 {
+        self.counts[LineState::Dirty as usize]
     }
 
     /// Lines being written back (`Writing` or `WritingDirty`).
@@ -175,7 +180,7 @@ impl DataCache {
         self.counts[LineState::Filling as usize]
     }
 
-    fn from_tail(&self) -> impl Iterator<Item = u32> + '_ {
+    fn tail_first(&self) -> impl Iterator<Item = u32> + '_ {
         std::iter::successors((self.tail != NIL).then_some(self.tail), |&i| {
             let p = self.lines[i as usize].prev;
             (p != NIL).then_some(p)

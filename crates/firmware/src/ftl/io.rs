@@ -61,36 +61,48 @@ impl FtlInner {
         let t0 = self.cx.now();
         self.cx.compute(self.cfg.costs.lookup).await;
         self.stats.borrow_mut().host_units_read += 1;
+        /// What the cache says about a read.
+        enum Next {
+            Hit(UnitData),
+            Bypass,
+            Fill,
+            WaitFill,
+            MakeRoom,
+        }
         loop {
-            {
+            let next = {
                 let mut cache = self.cache.borrow_mut();
                 match cache.lookup(lpn) {
-                    Some(i) if cache.line(i).state == LineState::Filling => {}
+                    Some(i) if cache.line(i).state == LineState::Filling => Next::WaitFill,
                     Some(i) => {
                         cache.touch(i);
                         cache.hits += 1;
-                        ph.cache += self.cx.now().since(t0);
-                        return Ok(cache.line(i).data.clone());
+                        Next::Hit(cache.line(i).data.clone())
                     }
-                    None => {
-                        if !self.cfg.cache.read_allocate {
-                            cache.misses += 1;
-                            drop(cache);
-                            ph.cache += self.cx.now().since(t0);
-                            return self.read_flash(lpn, ph).await;
-                        }
-                        if cache.has_free() {
-                            cache.misses += 1;
-                            cache.insert(lpn, LineState::Filling, UnitData::zero(false, 0));
-                            break;
-                        }
+                    None if !self.cfg.cache.read_allocate => {
+                        cache.misses += 1;
+                        Next::Bypass
                     }
+                    None if cache.has_free() => {
+                        cache.misses += 1;
+                        cache.insert(lpn, LineState::Filling, UnitData::zero(false, 0));
+                        Next::Fill
+                    }
+                    None => Next::MakeRoom,
                 }
-            }
-            if self.cache.borrow().lookup(lpn).is_some() {
-                self.waits.wait(WaitKey::Line(lpn)).await; // being filled by another request
-            } else {
-                self.make_free_line().await;
+            };
+            match next {
+                Next::Hit(data) => {
+                    ph.cache += self.cx.now().since(t0);
+                    return Ok(data);
+                }
+                Next::Bypass => {
+                    ph.cache += self.cx.now().since(t0);
+                    return self.read_flash(lpn, ph).await;
+                }
+                Next::Fill => break,
+                Next::WaitFill => self.waits.wait(WaitKey::Line(lpn)).await, // filled by another request
+                Next::MakeRoom => self.make_free_line().await,
             }
         }
         ph.cache += self.cx.now().since(t0);
@@ -161,43 +173,59 @@ impl FtlInner {
         self.stats.borrow_mut().host_units_written += 1;
         let full = w.first_sector == 0 && w.sectors == spu;
         let lpn = w.lpn;
+        /// What the cache says about a write.
+        enum Next {
+            Done,
+            WaitFill,
+            MakeRoom,
+            ReadModifyWrite,
+        }
+        let mut data = Some(w.data);
         loop {
-            let mut cache = self.cache.borrow_mut();
-            match cache.lookup(lpn) {
-                Some(i) if cache.line(i).state == LineState::Filling => {
-                    drop(cache);
-                    self.waits.wait(WaitKey::Line(lpn)).await;
+            let next = {
+                let mut cache = self.cache.borrow_mut();
+                match cache.lookup(lpn) {
+                    Some(i) if cache.line(i).state == LineState::Filling => Next::WaitFill,
+                    Some(i) => {
+                        let d = data.as_ref().expect("written once");
+                        cache.data_mut(i).merge(w.first_sector as usize, sector as usize, d);
+                        let st = match cache.line(i).state {
+                            LineState::Writing | LineState::WritingDirty => LineState::WritingDirty,
+                            _ => LineState::Dirty,
+                        };
+                        cache.set_state(i, st);
+                        cache.touch(i);
+                        Next::Done
+                    }
+                    None if !cache.has_free() => Next::MakeRoom,
+                    None if full => {
+                        let d = self.full_unit(data.take().expect("written once"));
+                        cache.insert(lpn, LineState::Dirty, d);
+                        Next::Done
+                    }
+                    None => {
+                        cache.insert(lpn, LineState::Filling, UnitData::zero(false, 0));
+                        Next::ReadModifyWrite
+                    }
                 }
-                Some(i) => {
-                    cache.data_mut(i).merge(w.first_sector as usize, sector as usize, &w.data);
-                    let st = match cache.line(i).state {
-                        LineState::Writing | LineState::WritingDirty => LineState::WritingDirty,
-                        _ => LineState::Dirty,
-                    };
-                    cache.set_state(i, st);
-                    cache.touch(i);
-                    break;
-                }
-                None if !cache.has_free() => {
-                    drop(cache);
-                    self.make_free_line().await;
-                }
-                None if full => {
-                    let data = self.full_unit(w.data);
-                    cache.insert(lpn, LineState::Dirty, data);
-                    break;
-                }
-                None => {
-                    cache.insert(lpn, LineState::Filling, UnitData::zero(false, 0));
-                    drop(cache);
+            };
+            match next {
+                Next::Done => break,
+                Next::WaitFill => self.waits.wait(WaitKey::Line(lpn)).await,
+                Next::MakeRoom => self.make_free_line().await,
+                Next::ReadModifyWrite => {
                     self.stats.borrow_mut().rmw_reads += 1;
                     let old = self.read_flash(lpn, ph).await;
-                    let Ok(mut data) = old else {
+                    let Ok(mut unit) = old else {
                         self.fill_done(lpn, None);
                         return old.map(|_| ());
                     };
-                    data.merge(w.first_sector as usize, sector as usize, &w.data);
-                    self.fill_done(lpn, Some(data));
+                    unit.merge(
+                        w.first_sector as usize,
+                        sector as usize,
+                        data.as_ref().expect("written once"),
+                    );
+                    self.fill_done(lpn, Some(unit));
                     let mut cache = self.cache.borrow_mut();
                     let i = cache.lookup(lpn).expect("just filled");
                     cache.set_state(i, LineState::Dirty);

@@ -147,6 +147,11 @@ impl Ftl {
         blocks.total_free() as f64 / target.max(1.0) * 100.0
     }
 
+    /// Cache lines holding data newer than flash.
+    pub fn dirty_lines(&self) -> u64 {
+        self.inner.cache.borrow().dirty_count() as u64
+    }
+
     /// The FIL underneath.
     pub fn fil(&self) -> &Fil {
         &self.inner.fil

@@ -6,10 +6,11 @@ use sim::config::{ConfigError, ensure};
 use sim::{ByteSize, SimDuration};
 
 /// How the controller picks the next submission queue to fetch from.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum Arbitration {
     /// Every non-empty queue in turn.
+    #[default]
     RoundRobin,
     /// NVMe weighted round robin: urgent queues first (strict priority), then high, medium and
     /// low queues by weight.
@@ -34,12 +35,6 @@ fn w2() -> u32 {
 }
 fn w1() -> u32 {
     1
-}
-
-impl Default for Arbitration {
-    fn default() -> Self {
-        Arbitration::RoundRobin
-    }
 }
 
 /// The PCIe link between host and device.

@@ -103,6 +103,11 @@ impl Controller {
         &self.link
     }
 
+    /// Whether I/O queue pair `qid` exists.
+    pub fn has_queue(&self, qid: u16) -> bool {
+        self.queues.borrow().get(qid as usize).is_some_and(Option::is_some)
+    }
+
     /// Commands completed so far.
     pub fn completed(&self) -> u64 {
         self.completed.get()

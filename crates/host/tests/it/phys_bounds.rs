@@ -26,6 +26,9 @@ read_xfer_overhead = "19.04us"
 write_xfer_overhead = "19.04us"
 transfer_oob = false
 cache_program = {cache_program}
+[ftl]
+op = 0.5
+cache = {{ capacity = "1MiB" }}
 "#
     );
     DeviceConfig::from_toml(&text, "bounds").unwrap()

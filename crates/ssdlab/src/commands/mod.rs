@@ -13,7 +13,7 @@ use crate::cli::{Cli, Command};
 /// Runs the parsed command.
 pub fn dispatch(cli: Cli) -> Result<()> {
     match cli.command {
-        Command::Run(a) => run::run(a),
+        Command::Run(a) => run::run(*a),
         Command::Phys(a) => phys::run(a),
         Command::Presets { name } => presets::run(name.as_deref()),
         Command::Config { device } => config::run(device.as_deref()),

@@ -8,8 +8,7 @@ fn write(dir: &tempfile::TempDir, name: &str, text: &str) -> String {
     p.to_str().unwrap().to_string()
 }
 
-const GOOD: &str =
-    "name = 'x'\n[geometry]\nchannels = 2\nways = 1\nblocks = 8\npages = 16\npage_size = '16KiB'\n";
+const GOOD: &str = "name = 'x'\n[geometry]\nchannels = 2\nways = 1\nblocks = 8\npages = 16\npage_size = '16KiB'\n[ftl]\nop = 0.9\ncache = { capacity = '1MiB' }\n";
 
 #[test]
 fn unknown_device_lists_the_presets() {
@@ -35,10 +34,41 @@ fn impossible_geometries_and_timings_name_the_field() {
         (format!("{GOOD}[timing]\nt_read = 'fast'\n"), "invalid value `fast`: expected a duration"),
         (format!("{GOOD}[controller]\ncores = []\n"), "controller.cores: at least one core is needed"),
         (
-            format!("{GOOD}[controller]\ncores = [{{ name = 'a', clock = '0Hz' }}]\nfil_core = 0\n"),
+            format!("{GOOD}[controller]\ncores = [{{ name = 'a', clock = '0Hz' }}]\n"),
             "controller.cores[0].clock",
         ),
-        (format!("{GOOD}colour = 'blue'\n"), ":8:1: unknown field `colour`"),
+        (format!("{GOOD}colour = 'blue'\n"), ":11:1: unknown field `colour`"),
+        (
+            GOOD.replace("op = 0.9", "op = 0"),
+            "ftl.op: over-provisioning must be between 0 and 1, exclusive (got 0)",
+        ),
+        (
+            GOOD.replace("op = 0.9", "op = -0.1"),
+            "ftl.op: over-provisioning must be between 0 and 1, exclusive (got -0.1)",
+        ),
+        (
+            GOOD.replace("op = 0.9", "op = 0.01"),
+            "ftl.op: each plane keeps 0.1 spare blocks but GC needs at least 6",
+        ),
+        (
+            GOOD.replace("'1MiB'", "'2GiB'"),
+            "ftl.cache.capacity: the data cache and mapping table need 2052MiB but the controller has 1GiB of DRAM",
+        ),
+        (format!("{GOOD}[host]\nqueues = 0\n"), "host.queues: must be 1 to 1024 (got 0)"),
+        (format!("{GOOD}[host]\nlba_size = '1KiB'\n"), "host.lba_size: must be 512B or 4KiB (got 1KiB)"),
+        (
+            format!("{GOOD}[architecture]\nkind = 'softssd'\necc_core = 7\n"),
+            "architecture.ecc_core: core 7 does not exist",
+        ),
+        (
+            GOOD.replace("[ftl]", "[ftl]\nmapping = { kind = 'dftl', cmt = '16B' }"),
+            "ftl.mapping.cmt: must hold at least four segments",
+        ),
+        (
+            GOOD.replace("[ftl]", "[ftl]\nallocation = { kind = 'static', order = 'CWXP' }"),
+            "ftl.allocation.order: must be a permutation of C, W, D and P",
+        ),
+        (GOOD.replace("[ftl]", "[ftl]\ngc = { victim = 'oldest' }"), "unknown variant `oldest`"),
         ("name = 'x'\n[geometry\n".to_string(), ":2:"),
     ];
     for (i, (text, want)) in cases.iter().enumerate() {
@@ -62,6 +92,34 @@ fn impossible_workloads_name_the_flag() {
     let path = write(&dir, "small.toml", GOOD);
     let e = fails(&["phys", &path, "--op", "program", "--count", "1000000"]);
     assert!(e.contains("workload: count: 1000000 programs do not fit"), "{e}");
+}
+
+#[test]
+fn malformed_job_files_and_flags_name_the_line_or_option() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            "[global]\nbs=4k\n[a]\nrw=randread\nverify_backlog=4\n",
+            "job.fio:5: unsupported option 'verify_backlog'",
+        ),
+        ("[a]\nrw=sideways\n", "job.fio:2:"),
+        ("[a]\niodepth=lots\n", "job.fio:2:"),
+        ("bs=4k\n", "job.fio:1:"),
+        ("[a]\nstonewall\n[b]\n", "job.fio:2:"),
+        ("; only a comment\n", "no jobs"),
+    ];
+    for (i, (text, want)) in cases.iter().enumerate() {
+        let path = dir.path().join("job.fio");
+        std::fs::write(&path, text).unwrap();
+        let e = fails(&["run", "--job-file", path.to_str().unwrap()]);
+        assert!(e.contains(want), "case {i}: want {want:?}, got {e}");
+    }
+    let e = fails(&["run", "--rw", "sideways"]);
+    assert!(e.contains("--rw") && e.contains("sideways"), "{e}");
+    let e = fails(&["run", "--fio", "verify_backlog=4"]);
+    assert!(e.contains("verify_backlog"), "{e}");
+    let e = fails(&["run", "--size", "200%"]);
+    assert!(e.contains("size"), "{e}");
 }
 
 #[test]

@@ -56,8 +56,7 @@ fn image_store_keeps_data_across_runs() {
     let img = dir.path().join("dev.img");
     let img = img.to_str().unwrap();
     let dev = dir.path().join("small.toml");
-    let small =
-        "name = 'small'\n[geometry]\nchannels = 2\nways = 2\nblocks = 16\npages = 32\npage_size = '16KiB'\n";
+    let small = "name = 'small'\n[geometry]\nchannels = 2\nways = 2\nblocks = 16\npages = 32\npage_size = '16KiB'\n[ftl]\nop = 0.5\ncache = { capacity = '1MiB' }\n";
     std::fs::write(&dev, small).unwrap();
     let dev = dev.to_str().unwrap();
     ok(&["phys", dev, "--op", "program", "--count", "64", "--store", "image", "--image", img]);

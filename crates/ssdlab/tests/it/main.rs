@@ -1,7 +1,11 @@
 //! End-to-end tests of the `ssdlab` command.
 
 mod bad_input;
+mod calibration;
 mod commands;
+mod determinism;
+mod experiments;
+mod gc_fidelity;
 
 use std::process::{Command, Output};
 

@@ -163,6 +163,6 @@ mod tests {
         c.evict(5);
         c.finish_loading(7);
         assert_eq!(c.lru(), Some(3));
-        assert_eq!(c.cached(), 2);
+        assert_eq!(c.cached, 2);
     }
 }
