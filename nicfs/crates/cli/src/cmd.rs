@@ -331,11 +331,12 @@ pub fn run(cli: Cli) -> Result<()> {
                 total.merge(run_seed(s, &cfg));
             }
             println!(
-                "crashcheck: {} sequences, {} ops, {} fences, {} crash images checked, {} idempotence re-runs, {} violations",
+                "crashcheck: {} sequences, {} ops, {} fences, {} crash images checked ({} while the back end was patching), {} idempotence re-runs, {} violations",
                 total.sequences,
                 total.ops,
                 total.fences,
                 total.images,
+                total.images_mid_patch,
                 total.idempotence_checks,
                 total.violations.len()
             );

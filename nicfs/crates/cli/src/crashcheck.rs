@@ -170,11 +170,20 @@ fn check_image(ctx: &mut Ctx, img: Vec<u8>, fence: u64) {
         let geo = nicfs_store::Space::open(pm.clone()).map(|s| *s.geo_ref());
         if let Ok(g) = geo {
             let ls = g.log_space(0);
-            let h = nicfs_pm::Pm::load_u64_atomic(pm.as_ref(), nicfs_pm::PmAddr(ls.super_block.byte_offset() + 64));
-            let t = nicfs_pm::Pm::load_u64_atomic(pm.as_ref(), nicfs_pm::PmAddr(ls.super_block.byte_offset() + 128));
+            let h = nicfs_pm::Pm::load_u64_atomic(
+                pm.as_ref(),
+                nicfs_pm::PmAddr(ls.super_block.byte_offset() + 64),
+            );
+            let t = nicfs_pm::Pm::load_u64_atomic(
+                pm.as_ref(),
+                nicfs_pm::PmAddr(ls.super_block.byte_offset() + 128),
+            );
             let mut jh = [0u8; 28];
             nicfs_pm::Pm::read(pm.as_ref(), nicfs_pm::PmAddr(g.journal_start as u64 * 4096), &mut jh);
-            eprintln!("image {n} fence {fence}: head {h} tail {t} journal {:?}", nicfs_layout::JournalHeader::decode(&jh, g.journal_blocks));
+            eprintln!(
+                "image {n} fence {fence}: head {h} tail {t} journal {:?}",
+                nicfs_layout::JournalHeader::decode(&jh, g.journal_blocks)
+            );
         }
     }
     let rep = match open(pm.clone(), comm.clone(), backend_cfg()) {
@@ -193,7 +202,12 @@ fn check_image(ctx: &mut Ctx, img: Vec<u8>, fence: u64) {
         Err(e) => return fail(format!("tree unreadable: {e}")),
     };
     if debug {
-        eprintln!("  recovered: journal {:?} batches {:?} -> [{}]", rep.journal, rep.batches, summarize(&tree));
+        eprintln!(
+            "  recovered: journal {:?} batches {:?} -> [{}]",
+            rep.journal,
+            rep.batches,
+            summarize(&tree)
+        );
     }
     if tree != ctx.acked && Some(&tree) != ctx.inflight.as_ref() {
         return fail(format!(
