@@ -134,7 +134,16 @@ impl Backend {
         let (shared, report) = open_with(host, comm, cfg, replay_logs)?;
         let mut threads = Vec::new();
         for slot in 0..shared.logs.len() {
-            threads.extend(pipeline::spawn(&shared, slot));
+            let spawned =
+                pipeline::spawn(&shared, slot).map_err(|e| FsError::Backend(format!("cannot spawn: {e}")));
+            match spawned {
+                Ok(t) => threads.extend(t),
+                Err(e) => {
+                    shared.stop.store(true, Ordering::Release);
+                    threads.into_iter().for_each(|t| drop(t.join()));
+                    return Err(e);
+                }
+            }
         }
         let sh = shared.clone();
         threads.push(

@@ -38,17 +38,18 @@ impl Link for DirectLink {
                 let mode = LeaseMode::from_code(args.get(1).copied().unwrap_or(0))
                     .ok_or(FsError::Invalid("lease mode"))?;
                 let ino = args.first().copied().unwrap_or(0);
-                for _ in 0..4 {
+                for _ in 0..10_000 {
                     match sh.decide(self.slot, ino, mode) {
                         Decision::Grant(idx, exp) => {
                             return Ok(Msg::new(MsgKind::Lease, 0, &[idx as u64, exp]));
                         }
-                        Decision::Wait { idx, writer } => {
-                            if let Some(w) = writer {
+                        Decision::Wait { idx, writer } => match writer {
+                            Some(w) => {
                                 sh.drain_inline(w, false)?;
                                 sh.finish_revocation(idx, ino, w);
                             }
-                        }
+                            None => std::thread::sleep(std::time::Duration::from_micros(100)),
+                        },
                         Decision::Full => return Err(FsError::NoSpace),
                     }
                 }

@@ -15,6 +15,11 @@ use crate::shared::Shared;
 /// applied: the holder's checks fail, and every other requester still waits for the drain.
 pub(crate) const REVOKED: u64 = 1 << 63;
 
+/// A grant is not revoked within this long of being made, so that its holder gets to use it
+/// at least once (without it, four processes contending for one file revoke each other's
+/// grants before any of them can enter an operation).
+pub(crate) const MIN_HOLD_NS: u64 = 1_000_000;
+
 /// What to do with a lease request.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Decision {
@@ -58,8 +63,13 @@ impl Shared {
                 LeaseMode::Write => e.set_grant(ino, me, 0, expiry),
                 LeaseMode::Read => e.set_grant(ino, if w == me { me } else { 0 }, r | bit, expiry),
             }
+            e.set_granted_at(now);
             self.counters.grants.fetch_add(1, Ordering::Relaxed);
             return Decision::Grant(idx, expiry);
+        }
+        if valid && now < e.granted_at().saturating_add(MIN_HOLD_NS) {
+            // Too young to revoke: ask again later, revoking nothing yet.
+            return Decision::Wait { idx, writer: None };
         }
         let writer_word = if other_writer { w | REVOKED } else { w_word };
         match mode {

@@ -90,23 +90,21 @@ fn serial_loop(sh: Arc<Shared>, slot: usize) {
 }
 
 /// Starts the threads for log `slot`.
-pub(crate) fn spawn(sh: &Arc<Shared>, slot: usize) -> Vec<JoinHandle<()>> {
+pub(crate) fn spawn(sh: &Arc<Shared>, slot: usize) -> std::io::Result<Vec<JoinHandle<()>>> {
     let name = |s: &str| format!("nicfs-{s}-{slot}");
-    let spawn = |n: String, f: Box<dyn FnOnce() + Send>| {
-        std::thread::Builder::new().name(n).spawn(f).expect("spawn thread")
-    };
+    let spawn = |n: String, f: Box<dyn FnOnce() + Send>| std::thread::Builder::new().name(n).spawn(f);
     if !sh.cfg.pipeline {
         let s = sh.clone();
-        return vec![spawn(name("serial"), Box::new(move || serial_loop(s, slot)))];
+        return Ok(vec![spawn(name("serial"), Box::new(move || serial_loop(s, slot)))?]);
     }
     let (t1, r1) = sync_channel(2);
     let (t2, r2) = sync_channel(2);
     let (t3, r3) = sync_channel(2);
     let (a, b, c, d) = (sh.clone(), sh.clone(), sh.clone(), sh.clone());
-    vec![
-        spawn(name("fetch"), Box::new(move || fetch_loop(a, slot, t1))),
-        spawn(name("locate"), Box::new(move || locate_loop(b, r1, t2))),
-        spawn(name("merge"), Box::new(move || merge_loop(c, r2, t3))),
-        spawn(name("patch"), Box::new(move || patch_loop(d, slot, r3))),
-    ]
+    Ok(vec![
+        spawn(name("fetch"), Box::new(move || fetch_loop(a, slot, t1)))?,
+        spawn(name("locate"), Box::new(move || locate_loop(b, r1, t2)))?,
+        spawn(name("merge"), Box::new(move || merge_loop(c, r2, t3)))?,
+        spawn(name("patch"), Box::new(move || patch_loop(d, slot, r3)))?,
+    ])
 }

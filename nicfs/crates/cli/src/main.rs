@@ -10,6 +10,7 @@
 //! ```
 
 mod cmd;
+mod mp;
 
 use anyhow::Result;
 use clap::Parser;

@@ -5,7 +5,7 @@ use std::process::Command;
 
 fn mpcheck(mode: &str, seed: u64) {
     let out = Command::new(env!("CARGO_BIN_EXE_nicfs"))
-        .args(["mpcheck", "--workers", "4", "--mode", mode, "--ops", "250", "--seed", &seed.to_string()])
+        .args(["mpcheck", "--workers", "4", "--mode", mode, "--ops", "1000", "--seed", &seed.to_string()])
         .output()
         .expect("run nicfs mpcheck");
     let stdout = String::from_utf8_lossy(&out.stdout);

@@ -33,7 +33,8 @@ impl LeaseMode {
 }
 
 /// One table entry (one cache line): ino, writer slot + 1, reader bitmap, expiry, the
-/// operations in flight under read grants and under write grants, and the writer generation.
+/// operations in flight under read grants and under write grants, the writer generation and
+/// the time of the last grant.
 pub struct LeaseEntry<'a> {
     w: &'a [AtomicU64],
 }
@@ -80,6 +81,16 @@ impl LeaseEntry<'_> {
     /// end of a revocation), so a waiter can tell whether what it observed still holds.
     pub fn generation(&self) -> u64 {
         self.w[6].load(Ordering::SeqCst)
+    }
+
+    /// When the current grant was made (monotonic ns).
+    pub fn granted_at(&self) -> u64 {
+        self.w[7].load(Ordering::Acquire)
+    }
+
+    /// Back end: records when a grant was made.
+    pub fn set_granted_at(&self, now: u64) {
+        self.w[7].store(now, Ordering::Release);
     }
 
     /// Back end: sets the grant. Writers and readers are replaced wholesale.

@@ -1,6 +1,5 @@
 //! The `fuser::Filesystem` implementation.
 
-use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
@@ -11,58 +10,30 @@ use fuser::{
     ReplyOpen, ReplyStatfs, ReplyWrite, Request, TimeOrNow,
 };
 use nicfs_frontend::{Client, FsError};
-use nicfs_layout::{Ino, ROOT_INO, SetAttrMask, mode};
+use nicfs_layout::{Ino, SetAttrMask, mode};
 
 use crate::attr::{TTL, attr, dir_kind, errno, ns};
+use crate::orphans::Orphans;
 
-/// Prefix of the hidden names under which unlinked-but-open files live until closed.
-const ORPHAN_PREFIX: &[u8] = b".nicfs_orphan_";
-
-/// A NICFS front end behind FUSE.
-///
-/// POSIX lets a process keep using a file after its last name is removed. The adapter keeps
-/// such a file under a hidden name in the root (`.nicfs_orphan_<ino>`, invisible to lookup
-/// and readdir, reported with one link less) until its last handle is released, like an
-/// orphan list; orphans left by a crash are removed at the next mount.
+/// A NICFS front end behind FUSE (see [`crate::orphans`] for unlinked open files).
 pub struct NicfsFuse {
     client: Client,
-    open: HashMap<u64, u32>,
-    orphans: HashMap<u64, Vec<u8>>,
+    orphans: Orphans,
 }
 
 impl NicfsFuse {
     /// Wraps an attached client and removes orphans a crash may have left.
     pub fn new(client: Client) -> NicfsFuse {
-        if let Ok(entries) = client.readdir(ROOT_INO) {
-            for e in entries.into_iter().filter(|e| e.name.starts_with(ORPHAN_PREFIX)) {
-                let _ = client.remove(ROOT_INO, &e.name, false);
-            }
-        }
-        NicfsFuse { client, open: HashMap::new(), orphans: HashMap::new() }
+        Orphans::clean_after_crash(&client);
+        NicfsFuse { client, orphans: Orphans::default() }
     }
 
-    fn fix(&self, mut s: nicfs_frontend::Stat) -> nicfs_frontend::Stat {
-        if self.orphans.contains_key(&(s.ino.0 as u64)) {
-            s.nlink = s.nlink.saturating_sub(1);
-        }
-        s
+    fn fix(&self, s: nicfs_frontend::Stat) -> nicfs_frontend::Stat {
+        self.orphans.fix(s)
     }
 
-    /// If `name` in `parent` is the last name of an open file, moves it to an orphan name
-    /// and returns true (the caller then must not remove it).
     fn orphan_if_open(&mut self, parent: Ino, name: &[u8]) -> Result<bool, FsError> {
-        let Ok(i) = self.client.lookup_ino(parent, name) else { return Ok(false) };
-        let st = self.client.getattr(i)?;
-        if self.open.get(&(i.0 as u64)).copied().unwrap_or(0) == 0
-            || st.nlink != 1
-            || st.mode & mode::S_IFMT == mode::S_IFDIR
-        {
-            return Ok(false);
-        }
-        let hidden = [ORPHAN_PREFIX, i.0.to_string().as_bytes()].concat();
-        self.client.rename(parent, name, ROOT_INO, &hidden)?;
-        self.orphans.insert(i.0 as u64, hidden);
-        Ok(true)
+        self.orphans.orphan_if_open(&self.client, parent, name)
     }
 }
 
@@ -109,7 +80,7 @@ impl NicfsFuse {
 
 impl Filesystem for NicfsFuse {
     fn lookup(&mut self, _req: &Request<'_>, parent: u64, name: &OsStr, reply: ReplyEntry) {
-        if parent == ROOT_INO.0 as u64 && name.as_bytes().starts_with(ORPHAN_PREFIX) {
+        if Orphans::is_hidden(ino(parent), name.as_bytes()) {
             return reply.error(libc::ENOENT);
         }
         self.entry(self.client.lookup(ino(parent), name.as_bytes()), reply);
@@ -306,7 +277,7 @@ impl Filesystem for NicfsFuse {
     fn open(&mut self, _req: &Request<'_>, i: u64, _flags: i32, reply: ReplyOpen) {
         match self.client.getattr(ino(i)) {
             Ok(_) => {
-                *self.open.entry(i).or_default() += 1;
+                self.orphans.opened(i);
                 reply.opened(0, 0)
             }
             Err(e) => reply.error(errno(&e)),
@@ -323,14 +294,7 @@ impl Filesystem for NicfsFuse {
         _flush: bool,
         reply: ReplyEmpty,
     ) {
-        let n = self.open.entry(i).or_default();
-        *n = n.saturating_sub(1);
-        if *n == 0 {
-            self.open.remove(&i);
-            if let Some(hidden) = self.orphans.remove(&i) {
-                let _ = self.client.remove(ROOT_INO, &hidden, false);
-            }
-        }
+        self.orphans.released(&self.client, i);
         reply.ok();
     }
 
@@ -393,7 +357,7 @@ impl Filesystem for NicfsFuse {
         all.extend(
             entries
                 .into_iter()
-                .filter(|e| dir != ROOT_INO || !e.name.starts_with(ORPHAN_PREFIX))
+                .filter(|e| !Orphans::is_hidden(dir, &e.name))
                 .map(|e| (e.ino.0 as u64, dir_kind(e.ftype, None), e.name)),
         );
         for (k, (ino, kind, name)) in all.into_iter().enumerate().skip(offset.max(0) as usize) {
@@ -427,7 +391,7 @@ impl Filesystem for NicfsFuse {
         let m = if m & mode::S_IFMT == 0 { m | mode::S_IFREG } else { m };
         match self.client.create(ino(parent), name.as_bytes(), m, req.uid(), gid, 0, b"") {
             Ok(s) => {
-                *self.open.entry(s.ino.0 as u64).or_default() += 1;
+                self.orphans.opened(s.ino.0 as u64);
                 reply.created(&TTL, &attr(&s), 0, 0, 0)
             }
             Err(e) => reply.error(errno(&e)),

@@ -8,5 +8,6 @@
 
 mod attr;
 mod fs;
+mod orphans;
 
 pub use fs::{NicfsFuse, mount};
