@@ -121,7 +121,7 @@ enum Cmd {
         seed: u64,
     },
     /// Benchmarks through the library API (see `nicfs bench --help`).
-    Bench(nicfs::bench::BenchArgs),
+    Bench(crate::bench::BenchArgs),
 }
 
 fn parse_size(s: &str) -> Result<u64> {
@@ -355,7 +355,7 @@ pub fn run(cli: Cli) -> Result<()> {
             let r = run_worker(&fs, &acks, id, workers, mode, ops, seed);
             println!("{}", serde_json::to_string(&r)?);
         }
-        Cmd::Bench(args) => nicfs::bench::run(args)?,
+        Cmd::Bench(args) => crate::bench::run(args)?,
     }
     Ok(())
 }

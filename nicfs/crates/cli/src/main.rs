@@ -9,6 +9,7 @@
 //! nicfs crashcheck | mpcheck | bench                checkers and benchmarks
 //! ```
 
+mod bench;
 mod cmd;
 mod mp;
 

@@ -15,8 +15,8 @@ use nicfs_store::mkfs;
 
 use super::list;
 use super::systems::timed_pm;
-use crate::mount::scratch_dir;
-use crate::rng::Rng;
+use nicfs::mount::scratch_dir;
+use nicfs::rng::Rng;
 
 /// Arguments of `nicfs bench drain`.
 #[derive(Args, Debug)]

@@ -10,8 +10,8 @@ use nicfs_pm::CostModel;
 use super::ext4::Ext4Sys;
 use super::list;
 use super::systems::{InPlaceSys, NicfsSys, RawSys, System};
-use crate::mount::scratch_dir;
-use crate::rng::Rng;
+use nicfs::mount::scratch_dir;
+use nicfs::rng::Rng;
 
 /// Arguments of `nicfs bench io`.
 #[derive(Args, Debug)]
