@@ -115,7 +115,11 @@ fn poll(sh: &Shared, p: &mut Pending) -> bool {
                 LeaseMode::Read => e.active_writes() > 0,
                 LeaseMode::Write => e.active() > 0,
             };
-            if busy && waited < 30_000_000_000 {
+            let writer_dead = writer.is_some_and(|w| {
+                let owner = sh.comm.slot(w).owner.load(Ordering::Acquire);
+                owner == 0 || !pid_alive(owner)
+            });
+            if busy && waited < 30_000_000_000 && !writer_dead {
                 return false;
             }
             if let Some(w) = *writer {

@@ -101,6 +101,10 @@ impl Shared {
             let e = table.entry(i).expect("in range");
             if e.ino() != 0 && (e.writer() & !REVOKED == me || e.readers() & (1 << slot) != 0) {
                 let w = if e.writer() & !REVOKED == me { 0 } else { e.writer() };
+                if e.writer() & !REVOKED == me {
+                    // Its log is applied (the caller checked); a write it died inside is over.
+                    e.reset_active_writes();
+                }
                 e.set_grant(e.ino(), w, e.readers() & !(1 << slot), e.expiry());
             }
         }

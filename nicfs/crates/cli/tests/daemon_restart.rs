@@ -62,3 +62,54 @@ fn front_end_survives_a_back_end_crash_and_restart() {
     let _ = std::fs::remove_file(&pm_path);
     let _ = std::fs::remove_file(comm_path(&pm_path));
 }
+
+#[test]
+fn a_killed_front_end_leaves_a_consistent_file_system() {
+    let pm_path = scratch_dir().join(format!("nicfs-fekill-{}", std::process::id()));
+    let pm = pm_path.to_str().unwrap().to_string();
+    assert!(nicfs(&["mkfs", "--pm", &pm, "--size", "64MiB"]).status().unwrap().success());
+    let mut ack = pm_path.as_os_str().to_owned();
+    ack.push(".acks");
+    nicfs::mpcheck::AckArray::open(std::path::Path::new(&ack), true).unwrap();
+    let mut daemon = start_daemon(&pm);
+    // A worker process writing the shared file, killed in the middle of its run.
+    let mut worker = nicfs(&[
+        "mp-worker",
+        "--pm",
+        &pm,
+        "--id",
+        "0",
+        "--workers",
+        "1",
+        "--mode",
+        "shared",
+        "--ops",
+        "1000000",
+        "--seed",
+        "1",
+    ])
+    .spawn()
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    worker.kill().unwrap();
+    worker.wait().unwrap();
+    // Another front end can take over the file (the dead writer's log is applied first).
+    let host = open_pm(&pm_path, None).unwrap();
+    let comm = Arc::new(CommRegion::open(&comm_path(&pm_path)).unwrap());
+    let fs = Fs::new(Client::attach(host, comm, FrontendConfig::default()).unwrap());
+    let fd = fs.open("/shared", OpenFlags::RDWR, 0).unwrap();
+    fs.pwrite(fd, b"after", 0).unwrap();
+    let mut b = [0u8; 5];
+    fs.pread(fd, &mut b, 0).unwrap();
+    assert_eq!(&b, b"after");
+    fs.client().sync_all().unwrap();
+    drop(fs);
+    daemon.kill().unwrap();
+    daemon.wait().unwrap();
+    let out =
+        Command::new(env!("CARGO_BIN_EXE_nicfs")).args(["fsck", "--pm", &pm, "--repair"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    for p in [pm_path.clone(), comm_path(&pm_path), std::path::PathBuf::from(&ack)] {
+        let _ = std::fs::remove_file(p);
+    }
+}

@@ -88,6 +88,11 @@ impl LeaseEntry<'_> {
         self.w[7].load(Ordering::Acquire)
     }
 
+    /// Back end: forgets write operations of a writer that died inside them.
+    pub fn reset_active_writes(&self) {
+        self.w[5].store(0, Ordering::SeqCst);
+    }
+
     /// Back end: records when a grant was made.
     pub fn set_granted_at(&self, now: u64) {
         self.w[7].store(now, Ordering::Release);
