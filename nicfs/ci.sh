@@ -43,6 +43,9 @@ cargo clippy --all-targets -- -D warnings
 step "cargo test"
 cargo test
 
+step "cargo doc (warnings are errors)"
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps
+
 step "FUSE mount"
 BIN="$CARGO_TARGET_DIR/debug/nicfs"
 PM=/dev/shm/nicfs-ci

@@ -15,7 +15,8 @@ use nicfs_layout::{Ino, SetAttrMask, mode};
 use crate::attr::{TTL, attr, dir_kind, errno, ns};
 use crate::orphans::Orphans;
 
-/// A NICFS front end behind FUSE (see [`crate::orphans`] for unlinked open files).
+/// A NICFS front end behind FUSE. Unlinked-but-open files live on under hidden orphan names
+/// until their last handle is released.
 pub struct NicfsFuse {
     client: Client,
     orphans: Orphans,

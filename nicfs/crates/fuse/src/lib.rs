@@ -1,4 +1,4 @@
-//! FUSE adapter for NICFS: exposes one front end ([`Client`]) as a mount point, for the
+//! FUSE adapter for NICFS: exposes one front end ([`nicfs_frontend::Client`]) as a mount point, for the
 //! POSIX conformance suites (pjdfstest, fsx) and for users who want a directory.
 //!
 //! FUSE inode numbers are NICFS inode numbers (the root is 1 in both). Permission checks are
