@@ -38,15 +38,28 @@ impl Default for MappingConfig {
 }
 
 /// The write-back data cache.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CacheConfig {
     /// DRAM for cached data, in mapping-unit lines. Default: 64MiB.
     #[serde(default = "default_cache")]
     pub capacity: ByteSize,
-    /// Keep data read from flash in the cache. Default: true.
+    /// Keep data read from flash in the cache (in a free or clean line: a read never waits
+    /// for a dirty line to be written back). Default: true.
     #[serde(default = "yes")]
     pub read_allocate: bool,
+    /// Background flushing: once more than this fraction of the lines is dirty, write the
+    /// least recently used dirty lines back ahead of need. Default: off (a line is written back
+    /// only when a write needs its place, as in SoftSSD's firmware).
+    #[serde(default)]
+    pub flush_threshold: Option<f64>,
+    /// Background write-backs in flight at most. Default: 32.
+    #[serde(default = "default_flush_parallel")]
+    pub flush_parallel: u32,
+}
+
+fn default_flush_parallel() -> u32 {
+    32
 }
 
 fn default_cache() -> ByteSize {
@@ -58,7 +71,12 @@ fn yes() -> bool {
 
 impl Default for CacheConfig {
     fn default() -> Self {
-        CacheConfig { capacity: default_cache(), read_allocate: true }
+        CacheConfig {
+            capacity: default_cache(),
+            read_allocate: true,
+            flush_threshold: None,
+            flush_parallel: 32,
+        }
     }
 }
 
@@ -324,6 +342,12 @@ impl FtlConfig {
                 format!("must be a permutation of C, W, D and P, such as CWDP (got {order:?})")
             })?;
         }
+        if let Some(t) = self.cache.flush_threshold {
+            ensure(t.is_finite() && t > 0.0 && t < 1.0, "cache.flush_threshold", || {
+                format!("must be a fraction between 0 and 1, exclusive (got {t})")
+            })?;
+        }
+        ensure(self.cache.flush_parallel >= 1, "cache.flush_parallel", || "must be at least 1".into())?;
         let unit = geo.mapping_unit.bytes();
         ensure(
             self.cache.capacity.bytes() >= unit * geo.units_per_page() as u64 * 2,

@@ -32,8 +32,18 @@ impl FtlInner {
     /// Submits a read with its block pinned (GC waits for pins before erasing). Pin before any
     /// await after looking the address up.
     pub async fn read_pinned(&self, req: FlashRequest) -> TxnResult {
+        self.pin(req.page);
+        self.read_then_unpin(req).await
+    }
+
+    /// Pins the block of `page` against erasure (a read of it is coming).
+    pub fn pin(&self, page: PageIdx) {
+        self.blocks.borrow_mut().pin(self.geo.block_of(page));
+    }
+
+    /// Submits a read whose block the caller pinned, and unpins it when the read is done.
+    pub async fn read_then_unpin(&self, req: FlashRequest) -> TxnResult {
         let block = self.geo.block_of(req.page);
-        self.blocks.borrow_mut().pin(block);
         let r = self.fil.submit(req).await;
         let mut blocks = self.blocks.borrow_mut();
         blocks.unpin(block);

@@ -31,6 +31,13 @@ impl Ftl {
         self.inner.read(lpn, ph).await
     }
 
+    /// Reads several mapping units (one host command's): cache hits are served from DRAM, the
+    /// rest are looked up and read with one flash read per physical page they share. Adds the
+    /// time of the slowest unit's path to `ph`.
+    pub async fn read_many(&self, lpns: &[Lpn], ph: &mut Phases) -> Vec<Result<UnitData, MediaError>> {
+        self.inner.read_many(lpns, ph).await
+    }
+
     /// Writes part or all of one mapping unit into the cache; with `fua`, returns only once the
     /// unit is on flash. A partial write of a unit not in the cache reads it first. Adds the
     /// time spent to `ph`.
@@ -56,59 +63,146 @@ impl Ftl {
     }
 }
 
+/// The cache's answer to a host read.
+enum CacheRead {
+    Hit(UnitData),
+    /// A line was reserved (`Filling`): read flash and fill it.
+    Fill,
+    /// Read flash without caching.
+    Bypass,
+    /// Another request is filling the line.
+    WaitFill,
+}
+
 impl FtlInner {
     async fn read(&self, lpn: Lpn, ph: &mut Phases) -> Result<UnitData, MediaError> {
+        self.read_many(&[lpn], ph).await.pop().expect("one result per unit")
+    }
+
+    async fn read_many(&self, lpns: &[Lpn], ph: &mut Phases) -> Vec<Result<UnitData, MediaError>> {
         let t0 = self.cx.now();
-        self.cx.compute(self.cfg.costs.lookup).await;
-        self.stats.borrow_mut().host_units_read += 1;
-        /// What the cache says about a read.
-        enum Next {
-            Hit(UnitData),
-            Bypass,
-            Fill,
-            WaitFill,
-            MakeRoom,
-        }
-        loop {
-            let next = {
-                let mut cache = self.cache.borrow_mut();
-                match cache.lookup(lpn) {
-                    Some(i) if cache.line(i).state == LineState::Filling => Next::WaitFill,
-                    Some(i) => {
-                        cache.touch(i);
-                        cache.hits += 1;
-                        Next::Hit(cache.line(i).data.clone())
+        self.cx.compute(self.cfg.costs.lookup * lpns.len() as u64).await;
+        self.stats.borrow_mut().host_units_read += lpns.len() as u64;
+        let mut out: Vec<Option<Result<UnitData, MediaError>>> = vec![None; lpns.len()];
+        let mut filling = vec![false; lpns.len()];
+        let mut misses = Vec::new();
+        for (i, &lpn) in lpns.iter().enumerate() {
+            loop {
+                match self.cache_read(lpn) {
+                    CacheRead::Hit(d) => out[i] = Some(Ok(d)),
+                    CacheRead::Fill => {
+                        filling[i] = true;
+                        misses.push(i);
                     }
-                    None if !self.cfg.cache.read_allocate => {
-                        cache.misses += 1;
-                        Next::Bypass
+                    CacheRead::Bypass => misses.push(i),
+                    CacheRead::WaitFill => {
+                        self.waits.wait(WaitKey::Line(lpn)).await; // filled by another request
+                        continue;
                     }
-                    None if cache.has_free() => {
-                        cache.misses += 1;
-                        cache.insert(lpn, LineState::Filling, UnitData::zero(false, 0));
-                        Next::Fill
-                    }
-                    None => Next::MakeRoom,
                 }
-            };
-            match next {
-                Next::Hit(data) => {
-                    ph.cache += self.cx.now().since(t0);
-                    return Ok(data);
-                }
-                Next::Bypass => {
-                    ph.cache += self.cx.now().since(t0);
-                    return self.read_flash(lpn, ph).await;
-                }
-                Next::Fill => break,
-                Next::WaitFill => self.waits.wait(WaitKey::Line(lpn)).await, // filled by another request
-                Next::MakeRoom => self.make_free_line().await,
+                break;
             }
         }
         ph.cache += self.cx.now().since(t0);
-        let res = self.read_flash(lpn, ph).await;
-        self.fill_done(lpn, res.clone().ok());
-        res
+        if !misses.is_empty() {
+            let flash = self.read_misses(lpns, &misses, ph).await;
+            for (i, r) in misses.iter().zip(flash) {
+                if filling[*i] {
+                    self.fill_done(lpns[*i], r.clone().ok());
+                }
+                out[*i] = Some(r);
+            }
+        }
+        out.into_iter().map(|r| r.expect("every unit answered")).collect()
+    }
+
+    /// The cache's answer for a host read of `lpn` (decided without awaiting).
+    fn cache_read(&self, lpn: Lpn) -> CacheRead {
+        let mut cache = self.cache.borrow_mut();
+        match cache.lookup(lpn) {
+            Some(i) if cache.line(i).state == LineState::Filling => CacheRead::WaitFill,
+            Some(i) => {
+                cache.touch(i);
+                cache.hits += 1;
+                CacheRead::Hit(cache.line(i).data.clone())
+            }
+            None => {
+                cache.misses += 1;
+                if !self.cfg.cache.read_allocate {
+                    return CacheRead::Bypass;
+                }
+                if !cache.has_free()
+                    && let Some(v) = cache.clean_victim(64)
+                {
+                    cache.remove(v);
+                }
+                if cache.has_free() {
+                    cache.insert(lpn, LineState::Filling, UnitData::zero(false, 0));
+                    CacheRead::Fill
+                } else {
+                    CacheRead::Bypass // no room without a write-back: read around the cache
+                }
+            }
+        }
+    }
+
+    /// Reads the units `misses` (indices into `lpns`) from flash: each block pinned as soon as
+    /// its address is known, one read per distinct page.
+    async fn read_misses(
+        &self,
+        lpns: &[Lpn],
+        misses: &[usize],
+        ph: &mut Phases,
+    ) -> Vec<Result<UnitData, MediaError>> {
+        let t0 = self.cx.now();
+        let mut units = Vec::with_capacity(misses.len());
+        for &i in misses {
+            let u = self.map_get(lpns[i]).await;
+            if let Some(u) = u {
+                self.pin(self.geo.unit_page(u).0);
+            }
+            units.push(u);
+        }
+        ph.mapping += self.cx.now().since(t0);
+        let mut pages: Vec<(nand::PageIdx, Vec<u32>)> = Vec::new();
+        for u in units.iter().flatten() {
+            let (page, slot) = self.geo.unit_page(*u);
+            match pages.iter_mut().find(|(p, _)| *p == page) {
+                Some((_, slots)) => {
+                    slots.push(slot);
+                    self.blocks.borrow_mut().unpin(self.geo.block_of(page)); // one pin per page read
+                }
+                None => pages.push((page, vec![slot])),
+            }
+        }
+        let upp = self.geo.units_per_page();
+        let reads = sim::join_all(pages.iter().map(|(page, slots)| async move {
+            let mut req = FlashRequest::read(TxnSource::User, *page);
+            req.xfer_bytes =
+                self.fil.timing().partial_xfer_bytes(slots.len() as u32, upp, self.geo.unit_bytes());
+            req.want_data = self.payload;
+            let r = self.read_then_unpin(req).await;
+            let t = self.cx.now();
+            let checked = self.check_read(*page, &r).await;
+            (r, checked, self.cx.now().since(t))
+        }))
+        .await;
+        if let Some((r, _, ecc)) = reads.iter().max_by_key(|(r, _, ecc)| r.timing.completed + *ecc) {
+            ph.add_flash(&r.timing);
+            ph.ecc += *ecc;
+        }
+        units
+            .iter()
+            .map(|u| match u {
+                None => Ok(UnitData::zero(self.payload, self.unit_bytes)),
+                Some(u) => {
+                    let (page, slot) = self.geo.unit_page(*u);
+                    let k = pages.iter().position(|(p, _)| *p == page).expect("grouped");
+                    let (r, checked, _) = &reads[k];
+                    checked.clone().map(|()| self.unit_of(r, slot))
+                }
+            })
+            .collect()
     }
 
     /// Ends a `Filling` line: with its data, or (on a failed read) by dropping it.
@@ -124,29 +218,12 @@ impl FtlInner {
         }
         drop(cache);
         self.waits.notify(WaitKey::Line(lpn));
-        self.waits.notify(WaitKey::FreeLine);
+        self.free_line.notify_one();
     }
 
-    /// Reads a unit's current copy from flash.
+    /// Reads a unit's current copy from flash (bypassing the cache).
     pub(crate) async fn read_flash(&self, lpn: Lpn, ph: &mut Phases) -> Result<UnitData, MediaError> {
-        let t0 = self.cx.now();
-        let unit = self.map_get(lpn).await;
-        ph.mapping += self.cx.now().since(t0);
-        let Some(unit) = unit else {
-            return Ok(UnitData::zero(self.payload, self.unit_bytes));
-        };
-        let (page, slot) = self.geo.unit_page(unit);
-        let upp = self.geo.units_per_page();
-        let mut req = FlashRequest::read(TxnSource::User, page);
-        req.xfer_bytes = self.fil.timing().partial_xfer_bytes(1, upp, self.geo.unit_bytes());
-        req.want_data = self.payload;
-        let r = self.read_pinned(req).await;
-        ph.add_flash(&r.timing);
-        let t1 = self.cx.now();
-        let checked = self.check_read(page, &r).await;
-        ph.ecc += self.cx.now().since(t1);
-        checked?;
-        Ok(self.unit_of(&r, slot))
+        self.read_misses(&[lpn], &[0], ph).await.pop().expect("one result")
     }
 
     /// Unit `slot` of a page read.
@@ -210,7 +287,10 @@ impl FtlInner {
                 }
             };
             match next {
-                Next::Done => break,
+                Next::Done => {
+                    self.maybe_flush();
+                    break;
+                }
                 Next::WaitFill => self.waits.wait(WaitKey::Line(lpn)).await,
                 Next::MakeRoom => self.make_free_line().await,
                 Next::ReadModifyWrite => {
@@ -293,7 +373,7 @@ impl FtlInner {
                 None => break,
                 Some((i, LineState::Clean | LineState::Dirty)) => {
                     self.cache.borrow_mut().remove(i);
-                    self.waits.notify(WaitKey::FreeLine);
+                    self.free_line.notify_one();
                     break;
                 }
                 Some(_) => self.waits.wait(WaitKey::Line(lpn)).await,
@@ -316,34 +396,66 @@ impl FtlInner {
                 let batches: Vec<Vec<u32>> = dirty.chunks(upp).map(|c| c.to_vec()).collect();
                 sim::join_all(batches.into_iter().map(|b| self.write_back(b))).await;
             } else if writing > 0 {
-                self.waits.wait(WaitKey::FreeLine).await;
+                self.free_line.notified().await;
             } else {
                 return;
             }
         }
     }
 
-    /// Frees one cache line: evicts a clean line near the LRU end, else writes back the dirty
-    /// lines there, else waits for a write-back in progress.
+    /// Frees one cache line: evicts a clean line near the LRU end; else, unless the lines
+    /// already being written back will free enough for everyone waiting, writes back the dirty
+    /// lines there; else waits for a write-back in flight. With nothing in flight it searches
+    /// the whole cache, so a request never waits for something that will not happen.
     async fn make_free_line(&self) {
         loop {
             let batch = {
                 let mut cache = self.cache.borrow_mut();
                 if cache.has_free() {
-                    return;
+                    drop(cache);
+                    return self.pass_baton();
                 }
                 if let Some(v) = cache.clean_victim(64) {
                     cache.remove(v);
-                    return;
+                    drop(cache);
+                    return self.pass_baton();
                 }
-                cache.dirty_near_tail(self.geo.units_per_page() as usize, 256)
+                let upp = self.geo.units_per_page() as usize;
+                let mut batch = if self.freeing.get() > self.line_waiters.get() {
+                    Vec::new() // enough lines are on their way
+                } else {
+                    cache.dirty_near_tail(upp, 256)
+                };
+                if batch.is_empty() && cache.writing_count() == 0 {
+                    if let Some(v) = cache.clean_victim(usize::MAX) {
+                        cache.remove(v);
+                        drop(cache);
+                        return self.pass_baton();
+                    }
+                    batch = cache.dirty_near_tail(upp, usize::MAX);
+                }
+                batch
             };
             if batch.is_empty() {
+                // Write-backs are in flight (or lines are being filled); each frees a line.
                 self.stats.borrow_mut().cache_full_waits += 1;
-                self.waits.wait(WaitKey::FreeLine).await;
+                self.line_waiters.set(self.line_waiters.get() + 1);
+                self.free_line.notified().await;
+                self.line_waiters.set(self.line_waiters.get() - 1);
             } else {
+                let n = batch.len() as u32;
+                self.freeing.set(self.freeing.get() + n);
                 self.write_back(batch).await;
+                self.freeing.set(self.freeing.get() - n);
             }
+        }
+    }
+
+    /// A request got its line: if more requests wait than lines are on their way, wake one so
+    /// that it starts the next write-back (a freed batch wakes only as many as it frees).
+    fn pass_baton(&self) {
+        if self.line_waiters.get() > self.freeing.get() {
+            self.free_line.notify_one();
         }
     }
 }

@@ -42,6 +42,13 @@ pub(crate) struct FtlInner {
     pub blocks: RefCell<BlockManager>,
     pub alloc: RefCell<Allocator>,
     pub waits: Waits,
+    /// Woken once per cache line that becomes free or evictable.
+    pub free_line: sim::sync::Notify,
+    /// Background write-backs in flight.
+    pub flushing: std::cell::Cell<u32>,
+    /// Lines being written back to make room, and requests waiting for room.
+    pub freeing: std::cell::Cell<u32>,
+    pub line_waiters: std::cell::Cell<u32>,
     pub stats: RefCell<FtlStats>,
     /// Planes with a GC task running.
     pub gc_active: RefCell<Vec<bool>>,
@@ -87,6 +94,10 @@ impl Ftl {
                 blocks: RefCell::new(BlockManager::new(&geo, cfg.wl.dynamic, &bad)),
                 alloc: RefCell::new(Allocator::new(&geo, &cfg.allocation)),
                 waits: Waits::new(cx),
+                free_line: sim::sync::Notify::new(cx, "free cache line"),
+                flushing: std::cell::Cell::new(0),
+                freeing: std::cell::Cell::new(0),
+                line_waiters: std::cell::Cell::new(0),
                 stats: RefCell::new(FtlStats::default()),
                 gc_active: RefCell::new(vec![false; planes]),
                 rng: RefCell::new(rng),

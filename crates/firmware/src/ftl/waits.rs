@@ -22,8 +22,6 @@ pub enum WaitKey {
     Tpage(u32),
     /// A free block in a plane (foreground GC).
     Space,
-    /// A cache line becoming evictable.
-    FreeLine,
     /// The reads pinning a block finishing.
     Unpinned(BlockIdx),
 }

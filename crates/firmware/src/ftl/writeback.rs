@@ -13,17 +13,55 @@ use crate::ftl::waits::WaitKey;
 impl FtlInner {
     /// Writes the given dirty lines (at most one page's worth) to one flash page.
     pub(crate) async fn write_back(&self, lines: Vec<u32>) {
-        let mut units: Vec<(nand::Lpn, UnitData)> = Vec::with_capacity(lines.len());
-        {
-            let mut cache = self.cache.borrow_mut();
-            for i in lines {
-                if cache.line(i).state == LineState::Dirty {
-                    cache.set_state(i, LineState::Writing);
-                    let l = cache.line(i);
-                    units.push((l.lpn, l.data.clone()));
-                }
+        let units = self.claim(lines);
+        self.write_units_back(units).await;
+    }
+
+    /// Marks the still-dirty lines among `lines` as being written back and takes a copy of
+    /// their data.
+    fn claim(&self, lines: Vec<u32>) -> Vec<(nand::Lpn, UnitData)> {
+        let mut units = Vec::with_capacity(lines.len());
+        let mut cache = self.cache.borrow_mut();
+        for i in lines {
+            if cache.line(i).state == LineState::Dirty {
+                cache.set_state(i, LineState::Writing);
+                let l = cache.line(i);
+                units.push((l.lpn, l.data.clone()));
             }
         }
+        units
+    }
+
+    /// Background flushing: while too much of the cache is dirty, start write-backs of the
+    /// least recently used dirty lines (each spawned on the FTL core), up to the configured
+    /// number in flight.
+    pub(crate) fn maybe_flush(&self) {
+        let Some(threshold) = self.cfg.cache.flush_threshold else { return };
+        let limit = (threshold * self.cfg.cache.capacity.bytes() as f64 / self.unit_bytes as f64) as u32;
+        while self.flushing.get() < self.cfg.cache.flush_parallel {
+            let batch = {
+                let cache = self.cache.borrow();
+                if cache.dirty_count() <= limit {
+                    return;
+                }
+                cache.dirty_near_tail(self.geo.units_per_page() as usize, 4096)
+            };
+            let units = self.claim(batch);
+            if units.is_empty() {
+                return;
+            }
+            self.flushing.set(self.flushing.get() + 1);
+            let me = self.self_rc();
+            self.cx.spawn(self.core, "cache flush", async move {
+                me.write_units_back(units).await;
+                me.flushing.set(me.flushing.get() - 1);
+                me.maybe_flush();
+            });
+        }
+    }
+
+    /// Programs claimed units into one page and moves their mapping there.
+    async fn write_units_back(&self, units: Vec<(nand::Lpn, UnitData)>) {
         if units.is_empty() {
             return;
         }
@@ -52,8 +90,8 @@ impl FtlInner {
         drop(cache);
         for (lpn, _) in &units {
             self.waits.notify(WaitKey::Line(*lpn));
+            self.free_line.notify_one();
         }
-        self.waits.notify(WaitKey::FreeLine);
     }
 
     /// The page image of `units` (LPNs and tags in the OOB; bytes for payload stores, padded

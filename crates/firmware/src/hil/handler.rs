@@ -171,42 +171,26 @@ impl Controller {
 
     async fn read(&self, cmd: &NvmeCommand, ph: &mut Phases) -> (Status, HostData) {
         let parts = split(cmd.slba, cmd.nlb, self.spu());
-        let results: Vec<(Result<UnitData, MediaError>, Phases, sim::SimTime)> = match &self.ftl {
-            Some(ftl) => {
-                sim::join_all(parts.iter().map(|p| async move {
-                    let mut sub = Phases::default();
-                    let r = ftl.read(p.lpn, &mut sub).await;
-                    (r, sub, self.cx.now())
-                }))
-                .await
+        let lpns: Vec<Lpn> = parts.iter().map(|p| p.lpn).collect();
+        let results: Vec<Result<UnitData, MediaError>> = match &self.ftl {
+            Some(ftl) => ftl.read_many(&lpns, ph).await,
+            None => {
+                parts.iter().map(|_| Ok(UnitData::zero(self.payload(), self.unit_bytes as usize))).collect()
             }
-            None => parts
-                .iter()
-                .map(|_| {
-                    (
-                        Ok(UnitData::zero(self.payload(), self.unit_bytes as usize)),
-                        Phases::default(),
-                        self.cx.now(),
-                    )
-                })
-                .collect(),
         };
-        critical_path(ph, &results);
-        if let Some((Err(e), _, _)) = results.iter().find(|r| r.0.is_err()) {
+        if let Some(Err(e)) = results.iter().find(|r| r.is_err()) {
             return (media_status(e), HostData::None);
         }
         let lba = self.lba_bytes as usize;
         let data = if self.payload() {
             let mut out = Vec::with_capacity(cmd.nlb as usize * lba);
-            for (p, (r, _, _)) in parts.iter().zip(&results) {
+            for (p, r) in parts.iter().zip(&results) {
                 let Ok(UnitData::Bytes(b)) = r else { unreachable!("payload reads carry bytes") };
                 out.extend_from_slice(&b[p.first as usize * lba..(p.first + p.sectors) as usize * lba]);
             }
             HostData::Bytes(out)
         } else {
-            HostData::Tags(
-                results.iter().map(|(r, _, _)| r.as_ref().map_or(DataTag(0), UnitData::tag)).collect(),
-            )
+            HostData::Tags(results.iter().map(|r| r.as_ref().map_or(DataTag(0), UnitData::tag)).collect())
         };
         self.dma(Dir::ToHost, cmd.nlb, ph).await;
         (Status::Success, data)

@@ -6,6 +6,8 @@ mod commands;
 mod determinism;
 mod experiments;
 mod gc_fidelity;
+mod regressions;
+mod shape;
 
 use std::process::{Command, Output};
 
