@@ -110,3 +110,72 @@ impl Shared {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use nicfs_comm::{CommRegion, LeaseMode, mono_ns};
+    use nicfs_layout::FormatConfig;
+    use nicfs_pm::{FastPm, MappedFile, SharedPm};
+
+    use super::*;
+    use crate::BackendConfig;
+
+    fn shared() -> Arc<Shared> {
+        let cfg = FormatConfig::small(8 << 20);
+        let pm: SharedPm = Arc::new(FastPm::new(MappedFile::anonymous(cfg.size_bytes).unwrap()));
+        nicfs_store::mkfs(pm.as_ref(), &cfg, 1).unwrap();
+        let comm = Arc::new(CommRegion::anonymous().unwrap());
+        crate::open(pm, comm, BackendConfig::free()).unwrap().0
+    }
+
+    fn age(sh: &Shared, idx: usize) {
+        let e = sh.comm.leases().entry(idx).unwrap();
+        e.set_granted_at(mono_ns().saturating_sub(10 * MIN_HOLD_NS));
+    }
+
+    #[test]
+    fn readers_share_writers_exclude_and_revocation_waits_for_the_writer() {
+        let sh = shared();
+        let Decision::Grant(i, _) = sh.decide(0, 9, LeaseMode::Read) else { panic!("first reader") };
+        assert!(matches!(sh.decide(1, 9, LeaseMode::Read), Decision::Grant(j, _) if j == i));
+        // A young grant is not revoked yet.
+        assert_eq!(sh.decide(2, 9, LeaseMode::Write), Decision::Wait { idx: i, writer: None });
+        age(&sh, i);
+        // Old enough: readers are revoked (no log to drain), then the writer gets it.
+        assert_eq!(sh.decide(2, 9, LeaseMode::Write), Decision::Wait { idx: i, writer: None });
+        assert!(matches!(sh.decide(2, 9, LeaseMode::Write), Decision::Grant(..)));
+        age(&sh, i);
+        // A reader now must wait for the writer's log: the writer is marked revoked.
+        assert_eq!(sh.decide(0, 9, LeaseMode::Read), Decision::Wait { idx: i, writer: Some(2) });
+        let e = sh.comm.leases().entry(i).unwrap();
+        assert!(!e.allows(9, 2, LeaseMode::Write, 0), "a revoked writer can no longer write");
+        // Until the revocation is finished, everybody else waits for the same writer.
+        assert_eq!(sh.decide(1, 9, LeaseMode::Read), Decision::Wait { idx: i, writer: Some(2) });
+        sh.finish_revocation(i, 9, 2);
+        assert!(matches!(sh.decide(0, 9, LeaseMode::Read), Decision::Grant(..)));
+    }
+
+    #[test]
+    fn an_expired_writer_still_blocks_until_its_log_is_applied() {
+        let sh = shared();
+        let Decision::Grant(i, _) = sh.decide(3, 5, LeaseMode::Write) else { panic!("grant") };
+        let e = sh.comm.leases().entry(i).unwrap();
+        e.set_grant(5, e.writer(), 0, 1); // expired long ago
+        age(&sh, i);
+        assert_eq!(sh.decide(0, 5, LeaseMode::Read), Decision::Wait { idx: i, writer: Some(3) });
+        // The expired writer itself may simply take it back.
+        assert!(matches!(sh.decide(3, 5, LeaseMode::Write), Decision::Grant(..)));
+    }
+
+    #[test]
+    fn clearing_a_slot_drops_its_grants() {
+        let sh = shared();
+        let Decision::Grant(i, _) = sh.decide(1, 77, LeaseMode::Write) else { panic!("grant") };
+        sh.clear_leases(1);
+        let e = sh.comm.leases().entry(i).unwrap();
+        assert_eq!(e.writer(), 0);
+        assert!(matches!(sh.decide(0, 77, LeaseMode::Write), Decision::Grant(..)));
+    }
+}

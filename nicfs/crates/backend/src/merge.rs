@@ -281,6 +281,41 @@ mod tests {
     }
 
     #[test]
+    fn namespace_records_split_runs_in_log_order() {
+        use crate::fetch::{Batch, Entry};
+        use nicfs_layout::LogHeader;
+        let e = |seq: u64, op: LogOp| Entry {
+            hdr: LogHeader { seq, data_pos: 0, data_len: 10, data_crc: 0, time_ns: seq as i64, op },
+            src: PmAddr(1000 * seq),
+            payload: vec![b'x'; 1],
+        };
+        let batch = Batch {
+            slot: 0,
+            first: 0,
+            end: 4,
+            entries: vec![
+                e(0, LogOp::Write { ino: Ino(5), offset: 0 }),
+                e(1, LogOp::Write { ino: Ino(5), offset: 10 }),
+                e(2, LogOp::Unlink { parent: Ino(1), ino: Ino(5) }),
+                e(3, LogOp::Write { ino: Ino(6), offset: 0 }),
+            ],
+        };
+        let steps = merge(&batch, &Located::default());
+        assert_eq!(steps.len(), 3);
+        match &steps[0] {
+            Step::Data(plans) => {
+                assert_eq!(plans.len(), 1);
+                assert_eq!(plans[0].records, 2);
+                assert_eq!(plans[0].size, SizeOp::Max(20));
+                assert_eq!(plans[0].ranges.len(), 2, "not contiguous in log data: no coalescing");
+            }
+            other => panic!("expected data, got {other:?}"),
+        }
+        assert!(matches!(&steps[1], Step::Namespace(x) if x.hdr.seq == 2));
+        assert!(matches!(&steps[2], Step::Data(p) if p[0].ino == Ino(6)));
+    }
+
+    #[test]
     fn truncate_clips_and_sets_size() {
         let mut p = InodePlan::new(Ino(5));
         p.write(0, 8192, PmAddr(0), 1);

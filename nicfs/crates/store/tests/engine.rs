@@ -122,3 +122,56 @@ fn journal_replay_is_idempotent_and_torn_commits_are_ignored() {
     torn.store(rec, &[0xff]);
     assert!(replay_journal(&torn, &geo).unwrap().torn);
 }
+
+#[test]
+fn links_symlinks_and_attributes() {
+    let (_pm, mut eng) = fresh(&FormatConfig::small(8 << 20));
+    let f = create(&mut eng, ROOT_INO, "f", false);
+    let l = eng.alloc_mut().reserve_inode().unwrap();
+    let mut t = eng.begin();
+    t.op_link(ROOT_INO, f, b"g", 2).unwrap();
+    t.op_create(ROOT_INO, l, mode::S_IFLNK | 0o777, 0, 0, 0, b"link", b"/some/target", 2).unwrap();
+    t.op_setattr(
+        f,
+        nicfs_layout::SetAttrMask(nicfs_layout::SetAttrMask::MODE | nicfs_layout::SetAttrMask::UID),
+        0o600,
+        42,
+        0,
+        0,
+        0,
+        3,
+    )
+    .unwrap();
+    assert!(matches!(t.op_link(ROOT_INO, ROOT_INO, b"loop", 3), Err(FsError::NotPermitted)));
+    t.commit().unwrap();
+    let inode = read_inode(eng.space(), f).unwrap();
+    assert_eq!((inode.nlink, inode.mode & 0o7777, inode.uid), (2, 0o600, 42));
+    assert_eq!(read_all(&eng, l), b"/some/target");
+    let mut t = eng.begin();
+    t.op_remove(ROOT_INO, b"f", false, 4).unwrap();
+    t.commit().unwrap();
+    assert_eq!(read_inode(eng.space(), f).unwrap().nlink, 1, "still reachable as g");
+    let r = fsck(eng.space());
+    assert!(r.is_clean(), "{:?}", r.problems);
+}
+
+#[test]
+fn rename_replaces_empty_directories_only() {
+    let (_pm, mut eng) = fresh(&FormatConfig::small(8 << 20));
+    let a = create(&mut eng, ROOT_INO, "a", true);
+    let b = create(&mut eng, ROOT_INO, "b", true);
+    create(&mut eng, b, "inner", false);
+    let mut t = eng.begin();
+    assert!(matches!(t.op_rename(ROOT_INO, b"a", ROOT_INO, b"b", 1), Err(FsError::NotEmpty)));
+    t.abort();
+    let c = create(&mut eng, ROOT_INO, "c", true);
+    let mut t = eng.begin();
+    t.op_rename(ROOT_INO, b"a", ROOT_INO, b"c", 2).unwrap();
+    t.commit().unwrap();
+    let root = read_inode(eng.space(), ROOT_INO).unwrap();
+    assert_eq!(dir_lookup(eng.space(), &root, b"c").unwrap().unwrap().1.ino, a);
+    assert_eq!(read_inode(eng.space(), c).unwrap().nlink, 0, "the replaced directory is freed");
+    assert_eq!(root.nlink, 4, "root: ., .., a (now c), b");
+    let r = fsck(eng.space());
+    assert!(r.is_clean(), "{:?}", r.problems);
+}
