@@ -137,4 +137,37 @@ mod tests {
         assert_eq!(u.blocks[&0][0], BlockUpdate { seq: 1, off: 4000, len: 96, src: PmAddr(64) });
         assert_eq!(u.blocks[&1][0], BlockUpdate { seq: 1, off: 0, len: 104, src: PmAddr(160) });
     }
+
+    proptest::proptest! {
+        /// Overlaying the update lists on an all-zero public block gives exactly the bytes a
+        /// model file gets from the same writes and truncations, for every block.
+        #[test]
+        fn overlay_matches_a_byte_model(ops in proptest::collection::vec((0u64..3, 0u64..9000, 1u64..5000), 1..30)) {
+            let pm = FastPm::new(MappedFile::anonymous(1 << 20).unwrap());
+            let mut u = FileUpdates::default();
+            let mut model = vec![0u8; 3 * 4096];
+            let mut src = 0u64;
+            for (seq, (kind, off, len)) in ops.into_iter().enumerate() {
+                if kind == 0 {
+                    let size = off.min(model.len() as u64) as usize;
+                    model[size..].fill(0);
+                    u.add_trunc(seq as u64, size as u64);
+                } else {
+                    let len = len.min(model.len() as u64 - off.min(model.len() as u64 - 1)) as usize;
+                    let off = off.min(model.len() as u64 - 1) as usize;
+                    let len = len.min(model.len() - off);
+                    let data: Vec<u8> = (0..len).map(|k| (seq * 7 + k) as u8 | 1).collect();
+                    pm.store(PmAddr(src), &data);
+                    u.add_write(seq as u64, off as u64, len as u64, PmAddr(src));
+                    model[off..off + len].copy_from_slice(&data);
+                    src += len as u64;
+                }
+            }
+            for fb in 0..3u64 {
+                let mut block = vec![0u8; 4096];
+                u.overlay(&pm, fb, 0, &mut block);
+                proptest::prop_assert_eq!(&block[..], &model[fb as usize * 4096..(fb as usize + 1) * 4096]);
+            }
+        }
+    }
 }
