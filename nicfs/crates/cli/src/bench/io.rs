@@ -42,6 +42,15 @@ pub struct IoArgs {
     log_mib: u64,
 }
 
+/// Removes a benchmark's PM file when the system under test is dropped.
+struct Cleanup(std::path::PathBuf);
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
 fn make(kind: &str, procs: usize, file: u64, cost: &CostModel, log_mib: u64) -> Result<Box<dyn System>> {
     let path = scratch_dir().join(format!("nicfs-bench-{kind}-{}", std::process::id()));
     Ok(match kind {
@@ -105,6 +114,7 @@ pub fn run(a: IoArgs) -> Result<()> {
     println!("|---|---|---|---|---|---|---|");
     for kind in a.systems.split(',').map(str::trim) {
         for &p in &procs {
+            let _cleanup = Cleanup(scratch_dir().join(format!("nicfs-bench-{kind}-{}", std::process::id())));
             let sys = match make(kind, p, file, &cost, a.log_mib) {
                 Ok(s) => s,
                 Err(e) => {
