@@ -46,20 +46,39 @@ pub struct Line {
     next: u32,
 }
 
-/// The cache.
+/// An intrusive doubly-linked LRU list over line indices (head = most recently used).
+#[derive(Copy, Clone)]
+struct List {
+    head: u32,
+    tail: u32,
+}
+
+const CLEAN: usize = 0;
+const DIRTY: usize = 1;
+
+/// The cache. Clean and dirty lines sit on separate LRU lists, so the eviction victim (the
+/// least recently used clean line) and the next write-back (the oldest dirty lines) are found
+/// at once; lines in transition are on neither.
 pub struct DataCache {
     capacity: u32,
     lines: Vec<Line>,
     free: Vec<u32>,
     index: FxHashMap<u32, u32>,
-    head: u32,
-    tail: u32,
+    lists: [List; 2],
     /// Lines in each state (indexed by `LineState as usize`).
     counts: [u32; 5],
     /// Host reads served from the cache.
     pub hits: u64,
     /// Host reads that went to flash.
     pub misses: u64,
+}
+
+fn list_of(st: LineState) -> Option<usize> {
+    match st {
+        LineState::Clean => Some(CLEAN),
+        LineState::Dirty => Some(DIRTY),
+        _ => None,
+    }
 }
 
 impl DataCache {
@@ -70,8 +89,7 @@ impl DataCache {
             lines: Vec::new(),
             free: Vec::new(),
             index: FxHashMap::default(),
-            head: NIL,
-            tail: NIL,
+            lists: [List { head: NIL, tail: NIL }; 2],
             counts: [0; 5],
             hits: 0,
             misses: 0,
@@ -93,19 +111,38 @@ impl DataCache {
         &mut self.lines[i as usize].data
     }
 
-    /// Sets a line's state.
+    /// Sets a line's state; a line that becomes clean or dirty goes to the most recently used
+    /// end of its list.
     pub fn set_state(&mut self, i: u32, st: LineState) {
-        let l = &mut self.lines[i as usize];
-        self.counts[l.state as usize] -= 1;
+        self.move_to(i, st, true);
+    }
+
+    /// A write-back finished: the line becomes clean at the least recently used end (it was
+    /// written back because it was the oldest dirty line).
+    pub fn written_back(&mut self, i: u32) {
+        self.move_to(i, LineState::Clean, false);
+    }
+
+    fn move_to(&mut self, i: u32, st: LineState, at_head: bool) {
+        let old = self.lines[i as usize].state;
+        if let Some(l) = list_of(old) {
+            self.unlink(l, i);
+        }
+        self.counts[old as usize] -= 1;
         self.counts[st as usize] += 1;
-        l.state = st;
+        self.lines[i as usize].state = st;
+        if let Some(l) = list_of(st) {
+            if at_head { self.push_head(l, i) } else { self.push_tail(l, i) }
+        }
     }
 
     /// Marks a line most recently used.
     pub fn touch(&mut self, i: u32) {
-        if self.head != i {
-            self.unlink(i);
-            self.push_head(i);
+        if let Some(l) = list_of(self.lines[i as usize].state)
+            && self.lists[l].head != i
+        {
+            self.unlink(l, i);
+            self.push_head(l, i);
         }
     }
 
@@ -114,10 +151,10 @@ impl DataCache {
         !self.free.is_empty() || (self.lines.len() as u32) < self.capacity
     }
 
-    /// Inserts a line at the head. The caller ensures there is room.
+    /// Inserts a line at the most recently used end. The caller ensures there is room.
     pub fn insert(&mut self, lpn: Lpn, state: LineState, data: UnitData) -> u32 {
-        let line = Line { lpn, state: LineState::Clean, data, prev: NIL, next: NIL };
-        self.counts[LineState::Clean as usize] += 1;
+        // Enter as Filling (on no list), then move to the real state.
+        let line = Line { lpn, state: LineState::Filling, data, prev: NIL, next: NIL };
         let i = match self.free.pop() {
             Some(i) => {
                 self.lines[i as usize] = line;
@@ -129,40 +166,39 @@ impl DataCache {
                 (self.lines.len() - 1) as u32
             }
         };
+        self.counts[LineState::Filling as usize] += 1;
         self.set_state(i, state);
         self.index.insert(lpn.0, i);
-        self.push_head(i);
         i
     }
 
     /// Removes a line.
     pub fn remove(&mut self, i: u32) {
-        self.set_state(i, LineState::Clean);
-        self.counts[LineState::Clean as usize] -= 1;
-        self.unlink(i);
+        let st = self.lines[i as usize].state;
+        if let Some(l) = list_of(st) {
+            self.unlink(l, i);
+        }
+        self.counts[st as usize] -= 1;
         let lpn = self.lines[i as usize].lpn;
         self.index.remove(&lpn.0);
         self.lines[i as usize].data = UnitData::Tag(nand::DataTag(0));
         self.free.push(i);
     }
 
-    /// The least recently used clean line among the `scan` nearest the tail.
-    pub fn clean_victim(&self, scan: usize) -> Option<u32> {
-        self.tail_first().take(scan).find(|&i| self.lines[i as usize].state == LineState::Clean)
+    /// The least recently used clean line.
+    pub fn clean_victim(&self) -> Option<u32> {
+        let t = self.lists[CLEAN].tail;
+        (t != NIL).then_some(t)
     }
 
-    /// Up to `max` dirty lines, least recently used first, among the `scan` nearest the tail.
-    pub fn dirty_near_tail(&self, max: usize, scan: usize) -> Vec<u32> {
-        self.tail_first()
-            .take(scan)
-            .filter(|&i| self.lines[i as usize].state == LineState::Dirty)
-            .take(max)
-            .collect()
+    /// Up to `max` dirty lines, least recently used first.
+    pub fn oldest_dirty(&self, max: usize) -> Vec<u32> {
+        self.iter_from_tail(DIRTY).take(max).collect()
     }
 
     /// Every dirty line, least recently used first.
     pub fn all_dirty(&self) -> Vec<u32> {
-        self.tail_first().filter(|&i| self.lines[i as usize].state == LineState::Dirty).collect()
+        self.iter_from_tail(DIRTY).collect()
     }
 
     /// Lines in `Dirty` (newer than flash, not being written back).
@@ -180,38 +216,53 @@ impl DataCache {
         self.counts[LineState::Filling as usize]
     }
 
-    fn tail_first(&self) -> impl Iterator<Item = u32> + '_ {
-        std::iter::successors((self.tail != NIL).then_some(self.tail), |&i| {
+    fn iter_from_tail(&self, l: usize) -> impl Iterator<Item = u32> + '_ {
+        let t = self.lists[l].tail;
+        std::iter::successors((t != NIL).then_some(t), |&i| {
             let p = self.lines[i as usize].prev;
             (p != NIL).then_some(p)
         })
     }
 
-    fn unlink(&mut self, i: u32) {
+    fn unlink(&mut self, l: usize, i: u32) {
         let (p, n) = (self.lines[i as usize].prev, self.lines[i as usize].next);
         if p != NIL {
             self.lines[p as usize].next = n
         } else {
-            self.head = n
+            self.lists[l].head = n
         }
         if n != NIL {
             self.lines[n as usize].prev = p
         } else {
-            self.tail = p
+            self.lists[l].tail = p
         }
         self.lines[i as usize].prev = NIL;
         self.lines[i as usize].next = NIL;
     }
 
-    fn push_head(&mut self, i: u32) {
+    fn push_head(&mut self, l: usize, i: u32) {
+        let head = self.lists[l].head;
         self.lines[i as usize].prev = NIL;
-        self.lines[i as usize].next = self.head;
-        if self.head != NIL {
-            self.lines[self.head as usize].prev = i;
+        self.lines[i as usize].next = head;
+        if head != NIL {
+            self.lines[head as usize].prev = i;
         }
-        self.head = i;
-        if self.tail == NIL {
-            self.tail = i;
+        self.lists[l].head = i;
+        if self.lists[l].tail == NIL {
+            self.lists[l].tail = i;
+        }
+    }
+
+    fn push_tail(&mut self, l: usize, i: u32) {
+        let tail = self.lists[l].tail;
+        self.lines[i as usize].next = NIL;
+        self.lines[i as usize].prev = tail;
+        if tail != NIL {
+            self.lines[tail as usize].next = i;
+        }
+        self.lists[l].tail = i;
+        if self.lists[l].head == NIL {
+            self.lists[l].head = i;
         }
     }
 
@@ -228,20 +279,23 @@ mod tests {
     use nand::DataTag;
 
     #[test]
-    fn lru_victims_and_dirty_accounting() {
+    fn clean_and_dirty_lists_give_victims_in_lru_order() {
         let mut c = DataCache::new(3);
         let t = |v| UnitData::Tag(DataTag(v));
         let a = c.insert(Lpn(1), LineState::Clean, t(1));
         let b = c.insert(Lpn(2), LineState::Dirty, t(2));
         let d = c.insert(Lpn(3), LineState::Clean, t(3));
         assert!(!c.has_free());
-        assert_eq!(c.clean_victim(8), Some(a));
+        assert_eq!(c.clean_victim(), Some(a));
         c.touch(a);
-        assert_eq!(c.clean_victim(8), Some(d));
-        assert_eq!(c.dirty_near_tail(4, 8), vec![b]);
+        assert_eq!(c.clean_victim(), Some(d));
+        assert_eq!(c.oldest_dirty(4), vec![b]);
         assert_eq!(c.dirty_count(), 1);
         c.set_state(b, LineState::Writing);
-        assert_eq!(c.dirty_count(), 0);
+        assert_eq!((c.dirty_count(), c.writing_count()), (0, 1));
+        assert!(c.oldest_dirty(4).is_empty());
+        c.written_back(b);
+        assert_eq!(c.clean_victim(), Some(b), "a written-back line is the next to go");
         c.remove(d);
         assert!(c.has_free());
         assert_eq!(c.lookup(Lpn(3)), None);

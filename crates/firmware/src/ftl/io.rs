@@ -132,7 +132,7 @@ impl FtlInner {
                     return CacheRead::Bypass;
                 }
                 if !cache.has_free()
-                    && let Some(v) = cache.clean_victim(64)
+                    && let Some(v) = cache.clean_victim()
                 {
                     cache.remove(v);
                 }
@@ -176,17 +176,19 @@ impl FtlInner {
             }
         }
         let upp = self.geo.units_per_page();
-        let reads = sim::join_all(pages.iter().map(|(page, slots)| async move {
-            let mut req = FlashRequest::read(TxnSource::User, *page);
-            req.xfer_bytes =
-                self.fil.timing().partial_xfer_bytes(slots.len() as u32, upp, self.geo.unit_bytes());
+        let read_page = |page: nand::PageIdx, units: usize| async move {
+            let mut req = FlashRequest::read(TxnSource::User, page);
+            req.xfer_bytes = self.fil.timing().partial_xfer_bytes(units as u32, upp, self.geo.unit_bytes());
             req.want_data = self.payload;
             let r = self.read_then_unpin(req).await;
             let t = self.cx.now();
-            let checked = self.check_read(*page, &r).await;
+            let checked = self.check_read(page, &r).await;
             (r, checked, self.cx.now().since(t))
-        }))
-        .await;
+        };
+        let reads = match pages.as_slice() {
+            [(page, slots)] => vec![read_page(*page, slots.len()).await], // the common case: no join
+            _ => sim::join_all(pages.iter().map(|(page, slots)| read_page(*page, slots.len()))).await,
+        };
         if let Some((r, _, ecc)) = reads.iter().max_by_key(|(r, _, ecc)| r.timing.completed + *ecc) {
             ph.add_flash(&r.timing);
             ph.ecc += *ecc;
@@ -348,12 +350,7 @@ impl FtlInner {
                     let upp = self.geo.units_per_page() as usize;
                     let mut batch = vec![i];
                     batch.extend(
-                        self.cache
-                            .borrow()
-                            .dirty_near_tail(upp, 256)
-                            .into_iter()
-                            .filter(|&j| j != i)
-                            .take(upp - 1),
+                        self.cache.borrow().oldest_dirty(upp).into_iter().filter(|&j| j != i).take(upp - 1),
                     );
                     self.write_back(batch).await;
                 }
@@ -403,10 +400,9 @@ impl FtlInner {
         }
     }
 
-    /// Frees one cache line: evicts a clean line near the LRU end; else, unless the lines
-    /// already being written back will free enough for everyone waiting, writes back the dirty
-    /// lines there; else waits for a write-back in flight. With nothing in flight it searches
-    /// the whole cache, so a request never waits for something that will not happen.
+    /// Frees one cache line: evicts the least recently used clean line; else, unless the lines
+    /// already being written back will free enough for everyone waiting, writes back the
+    /// oldest dirty lines; else waits for a write-back in flight.
     async fn make_free_line(&self) {
         loop {
             let batch = {
@@ -415,26 +411,16 @@ impl FtlInner {
                     drop(cache);
                     return self.pass_baton();
                 }
-                if let Some(v) = cache.clean_victim(64) {
+                if let Some(v) = cache.clean_victim() {
                     cache.remove(v);
                     drop(cache);
                     return self.pass_baton();
                 }
-                let upp = self.geo.units_per_page() as usize;
-                let mut batch = if self.freeing.get() > self.line_waiters.get() {
+                if self.freeing.get() > self.line_waiters.get() && cache.writing_count() > 0 {
                     Vec::new() // enough lines are on their way
                 } else {
-                    cache.dirty_near_tail(upp, 256)
-                };
-                if batch.is_empty() && cache.writing_count() == 0 {
-                    if let Some(v) = cache.clean_victim(usize::MAX) {
-                        cache.remove(v);
-                        drop(cache);
-                        return self.pass_baton();
-                    }
-                    batch = cache.dirty_near_tail(upp, usize::MAX);
+                    cache.oldest_dirty(self.geo.units_per_page() as usize)
                 }
-                batch
             };
             if batch.is_empty() {
                 // Write-backs are in flight (or lines are being filled); each frees a line.

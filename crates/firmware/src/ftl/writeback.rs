@@ -44,7 +44,7 @@ impl FtlInner {
                 if cache.dirty_count() <= limit {
                     return;
                 }
-                cache.dirty_near_tail(self.geo.units_per_page() as usize, 4096)
+                cache.oldest_dirty(self.geo.units_per_page() as usize)
             };
             let units = self.claim(batch);
             if units.is_empty() {
@@ -81,11 +81,10 @@ impl FtlInner {
         let mut cache = self.cache.borrow_mut();
         for (lpn, _) in &units {
             let i = cache.lookup(*lpn).expect("lines being written back stay cached");
-            let next = match (cache.line(i).state, ok) {
-                (LineState::Writing, true) => LineState::Clean,
-                _ => LineState::Dirty, // written again meanwhile, or the program failed
-            };
-            cache.set_state(i, next);
+            match (cache.line(i).state, ok) {
+                (LineState::Writing, true) => cache.written_back(i),
+                _ => cache.set_state(i, LineState::Dirty), // written again meanwhile, or the program failed
+            }
         }
         drop(cache);
         for (lpn, _) in &units {

@@ -88,3 +88,23 @@ fn softssd_worker_sweep() {
         println!("{workers:>8} {:>10.0} {:>10.0}", out[0], out[1]);
     }
 }
+
+/// Wall-clock speed of the simulator on the default preset: run with --release.
+#[test]
+#[ignore]
+fn simulator_speed_random_reads() {
+    let preset = std::env::var("SSDLAB_PRESET").unwrap_or_else(|_| "softssd".into());
+    let cfg = firmware::presets::get(&preset).unwrap().unwrap();
+    let dev = build(&cfg, 1);
+    run(&dev, "rw=write bs=128k iodepth=16 numjobs=4 size=2g offset_increment=512m io_size=512m", 1);
+    let (t, e0) = (std::time::Instant::now(), dev.platform.sim.events());
+    let r = run(&dev, "rw=randread bs=4k iodepth=32 numjobs=4 size=2g number_ios=250000 norandommap", 2);
+    let secs = t.elapsed().as_secs_f64();
+    let n = r.ops[0].count as f64;
+    let events = (dev.platform.sim.events() - e0) as f64;
+    println!(
+        "{n} reads in {secs:.2}s wall: {:.0} requests/s, {:.1} events per request",
+        n / secs,
+        events / n
+    );
+}
