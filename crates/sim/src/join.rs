@@ -132,7 +132,7 @@ mod tests {
                 let (c, p) = (c.clone(), p.clone());
                 std::future::poll_fn(move |task| {
                     p.set(p.get() + 1);
-                    if c.now().as_nanos() >= i + 1 {
+                    if c.now().as_nanos() > i {
                         return Poll::Ready(i);
                     }
                     c.inner.wake_at(crate::SimTime::from_nanos(i + 1), task.waker());

@@ -85,10 +85,11 @@ impl Shared {
     pub(crate) fn finish_revocation(&self, idx: usize, ino: u64, writer_slot: usize) {
         let _g = self.lease_lock.lock().unwrap_or_else(|e| e.into_inner());
         let table = self.comm.leases();
-        if let Some(e) = table.entry(idx) {
-            if e.ino() == ino && e.writer() == (writer_slot as u64 + 1) | REVOKED {
-                e.set_grant(ino, 0, e.readers(), e.expiry());
-            }
+        if let Some(e) = table.entry(idx)
+            && e.ino() == ino
+            && e.writer() == (writer_slot as u64 + 1) | REVOKED
+        {
+            e.set_grant(ino, 0, e.readers(), e.expiry());
         }
     }
 

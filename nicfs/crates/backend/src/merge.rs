@@ -30,19 +30,20 @@ impl RangeMap {
         self.clear(start, end);
         let (mut s, mut e, mut a) = (start, end, src);
         // Coalesce with the left neighbour.
-        if let Some((&ls, &(le, la))) = self.map.range(..s).next_back() {
-            if le == s && la + (le - ls) == a {
-                self.map.remove(&ls);
-                s = ls;
-                a = la;
-            }
+        if let Some((&ls, &(le, la))) = self.map.range(..s).next_back()
+            && le == s
+            && la + (le - ls) == a
+        {
+            self.map.remove(&ls);
+            s = ls;
+            a = la;
         }
         // Coalesce with the right neighbour.
-        if let Some(&(re, ra)) = self.map.get(&e) {
-            if a + (e - s) == ra {
-                self.map.remove(&e);
-                e = re;
-            }
+        if let Some(&(re, ra)) = self.map.get(&e)
+            && a + (e - s) == ra
+        {
+            self.map.remove(&e);
+            e = re;
         }
         self.map.insert(s, (e, a));
     }

@@ -68,11 +68,11 @@ fn apply_plan(
     if t.is_dir() && (!p.ranges.is_empty() || p.size != SizeOp::Keep) {
         return Err(FsError::IsDir);
     }
-    if let Some(m) = p.min_trunc {
-        if m < t.size {
-            txn.clear_from(&mut t, m)?;
-            t.size = m;
-        }
+    if let Some(m) = p.min_trunc
+        && m < t.size
+    {
+        txn.clear_from(&mut t, m)?;
+        t.size = m;
     }
     // Allocate everything first, so that a failure leaves no data copied in place.
     let mut reqs = Vec::new();

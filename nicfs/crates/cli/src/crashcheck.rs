@@ -224,7 +224,7 @@ fn check_image(ctx: &mut Ctx, img: Vec<u8>, fence: u64) {
     if !f.is_clean() {
         return fail(format!("fsck after recovery: {:?}", f.problems));
     }
-    if ctx.cfg.idempotence_every > 0 && n % ctx.cfg.idempotence_every == 0 {
+    if ctx.cfg.idempotence_every > 0 && n.is_multiple_of(ctx.cfg.idempotence_every) {
         ctx.report.idempotence_checks += 1;
         let again = open(pm.clone(), comm, backend_cfg()).map(|_| read_tree(&space));
         match again {

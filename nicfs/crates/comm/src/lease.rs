@@ -190,10 +190,10 @@ impl<'a> LeaseTable<'a> {
     }
 
     fn claim(&self, i: usize, ino: u64) {
-        if let Some(e) = self.entry(i) {
-            if e.ino() != ino {
-                e.set_grant(ino, 0, 0, 0);
-            }
+        if let Some(e) = self.entry(i)
+            && e.ino() != ino
+        {
+            e.set_grant(ino, 0, 0, 0);
         }
     }
 }

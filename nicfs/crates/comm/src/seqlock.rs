@@ -22,7 +22,7 @@ impl<'a> SeqLocks<'a> {
     /// Writer: marks `ino` as being patched (idempotent within one patch).
     pub fn write_begin(&self, ino: u32) {
         let b = self.bucket(ino);
-        if b.load(Ordering::Relaxed) % 2 == 0 {
+        if b.load(Ordering::Relaxed).is_multiple_of(2) {
             b.fetch_add(1, Ordering::AcqRel);
         }
     }
@@ -52,7 +52,7 @@ impl<'a> SeqLocks<'a> {
         let start = mono_ns();
         loop {
             let v = b.load(Ordering::Acquire);
-            if v % 2 == 0 || mono_ns() - start > stale_ns {
+            if v.is_multiple_of(2) || mono_ns() - start > stale_ns {
                 return v;
             }
             std::thread::yield_now();

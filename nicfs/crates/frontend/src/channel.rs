@@ -42,7 +42,7 @@ impl RingLink {
         } else {
             std::thread::sleep(std::time::Duration::from_micros(50));
         }
-        if *spins % 1024 == 0 {
+        if (*spins).is_multiple_of(1024) {
             let elapsed = mono_ns() - start;
             let pid = self.comm.backend_pid().load(Ordering::Acquire);
             if elapsed > self.timeout_ns {

@@ -124,11 +124,10 @@ impl Client {
 
     fn ensure(&self, st: &mut State, ino: Ino, mode: LeaseMode) -> Result<usize, FsError> {
         let margin = self.cfg.lease_margin_ms * 1_000_000;
-        if let Some(&idx) = st.leases.get(&ino) {
-            if self.comm.leases().entry(idx).is_some_and(|e| e.allows(ino.0 as u64, self.slot, mode, margin))
-            {
-                return Ok(idx);
-            }
+        if let Some(&idx) = st.leases.get(&ino)
+            && self.comm.leases().entry(idx).is_some_and(|e| e.allows(ino.0 as u64, self.slot, mode, margin))
+        {
+            return Ok(idx);
         }
         let r = st.chan.call(MsgKind::LeaseReq, &[ino.0 as u64, mode.code()])?;
         let idx = r.args[0] as usize;

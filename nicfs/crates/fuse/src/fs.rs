@@ -113,10 +113,10 @@ impl Filesystem for NicfsFuse {
         reply: ReplyAttr,
     ) {
         let i = ino(i);
-        if let Some(s) = size {
-            if let Err(e) = self.client.truncate(i, s) {
-                return reply.error(errno(&e));
-            }
+        if let Some(s) = size
+            && let Err(e) = self.client.truncate(i, s)
+        {
+            return reply.error(errno(&e));
         }
         let mut mask = 0u8;
         let mut new_mode = m.unwrap_or(0);
@@ -131,11 +131,12 @@ impl Filesystem for NicfsFuse {
         }
         if (uid.is_some() || gid.is_some()) && m.is_none() {
             // chown clears set-user-id and set-group-id on non-directories, as on Linux.
-            if let Ok(s) = self.client.getattr(i) {
-                if s.mode & mode::S_IFMT != mode::S_IFDIR && s.mode & 0o6000 != 0 {
-                    mask |= SetAttrMask::MODE;
-                    new_mode = s.mode & !0o6000;
-                }
+            if let Ok(s) = self.client.getattr(i)
+                && s.mode & mode::S_IFMT != mode::S_IFDIR
+                && s.mode & 0o6000 != 0
+            {
+                mask |= SetAttrMask::MODE;
+                new_mode = s.mode & !0o6000;
             }
         }
         if atime.is_some() {
@@ -260,10 +261,8 @@ impl Filesystem for NicfsFuse {
         }
         let same = self.client.lookup_ino(ino(p), name.as_bytes()).ok()
             == self.client.lookup_ino(ino(np), newname.as_bytes()).ok();
-        if !same {
-            if let Err(e) = self.orphan_if_open(ino(np), newname.as_bytes()) {
-                return reply.error(errno(&e));
-            }
+        if !same && let Err(e) = self.orphan_if_open(ino(np), newname.as_bytes()) {
+            return reply.error(errno(&e));
         }
         match self.client.rename(ino(p), name.as_bytes(), ino(np), newname.as_bytes()) {
             Ok(()) => reply.ok(),

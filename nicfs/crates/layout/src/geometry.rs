@@ -132,19 +132,19 @@ fn div_ceil(a: u64, b: u64) -> u64 {
 impl Geometry {
     /// Validates `cfg` and derives the geometry.
     pub fn compute(cfg: &FormatConfig) -> Result<Geometry, LayoutError> {
-        if cfg.size_bytes % BLOCK_SIZE != 0 || cfg.size_bytes / BLOCK_SIZE > u32::MAX as u64 {
+        if !cfg.size_bytes.is_multiple_of(BLOCK_SIZE) || cfg.size_bytes / BLOCK_SIZE > u32::MAX as u64 {
             return Err(bad("size_bytes", "must be a multiple of 4096 below 16 TiB"));
         }
-        if cfg.inodes < 32 || cfg.inodes % 32 != 0 {
+        if cfg.inodes < 32 || !cfg.inodes.is_multiple_of(32) {
             return Err(bad("inodes", "must be a non-zero multiple of 32"));
         }
         if !(1..=64).contains(&cfg.log_spaces) {
             return Err(bad("log_spaces", "must be in 1..=64"));
         }
-        if cfg.log_headers < 64 || cfg.log_headers % 64 != 0 {
+        if cfg.log_headers < 64 || !cfg.log_headers.is_multiple_of(64) {
             return Err(bad("log_headers", "must be a non-zero multiple of 64"));
         }
-        if cfg.log_data_bytes < (64 << 10) || cfg.log_data_bytes % BLOCK_SIZE != 0 {
+        if cfg.log_data_bytes < (64 << 10) || !cfg.log_data_bytes.is_multiple_of(BLOCK_SIZE) {
             return Err(bad("log_data_bytes", "must be a multiple of 4096, at least 64 KiB"));
         }
         if cfg.journal_blocks < 4 {

@@ -287,15 +287,16 @@ impl LogHeader {
                 return range("ino", ino.0 as u64);
             }
         }
-        if let LogOp::Rename { replaced, .. } = self.op {
-            if !replaced.is_none() && !geo.is_valid_ino(replaced) {
-                return range("replaced", replaced.0 as u64);
-            }
+        if let LogOp::Rename { replaced, .. } = self.op
+            && !replaced.is_none()
+            && !geo.is_valid_ino(replaced)
+        {
+            return range("replaced", replaced.0 as u64);
         }
-        if let LogOp::Write { offset, .. } | LogOp::Truncate { size: offset, .. } = self.op {
-            if offset.saturating_add(self.data_len as u64) > crate::Inode::max_size() {
-                return range("offset", offset);
-            }
+        if let LogOp::Write { offset, .. } | LogOp::Truncate { size: offset, .. } = self.op
+            && offset.saturating_add(self.data_len as u64) > crate::Inode::max_size()
+        {
+            return range("offset", offset);
         }
         Ok(())
     }

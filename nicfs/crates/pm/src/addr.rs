@@ -29,7 +29,7 @@ impl PmAddr {
 
     /// Whether the address is aligned to `align` bytes.
     pub const fn is_aligned(self, align: u64) -> bool {
-        self.0 % align == 0
+        self.0.is_multiple_of(align)
     }
 }
 

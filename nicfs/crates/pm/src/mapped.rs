@@ -46,7 +46,7 @@ unsafe impl Sync for MappedFile {}
 impl MappedFile {
     /// Creates (or truncates) `path` to `len` bytes of zeroes and maps it.
     pub fn create(path: &Path, len: u64) -> Result<MappedFile, MapError> {
-        if len == 0 || len % 4096 != 0 {
+        if len == 0 || !len.is_multiple_of(4096) {
             return Err(MapError::BadSize { path: path.into(), len });
         }
         let io = |source| MapError::Io { path: path.into(), source };
@@ -71,7 +71,7 @@ impl MappedFile {
 
     /// An anonymous private mapping (for tests and single-process tools).
     pub fn anonymous(len: u64) -> Result<MappedFile, MapError> {
-        if len == 0 || len % 4096 != 0 {
+        if len == 0 || !len.is_multiple_of(4096) {
             return Err(MapError::BadSize { path: "<anonymous>".into(), len });
         }
         let map = memmap2::MmapOptions::new()

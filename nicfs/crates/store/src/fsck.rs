@@ -109,15 +109,15 @@ pub fn fsck(space: &Space) -> FsckReport {
                         if seen.insert(d.ino) {
                             queue.push_back(d.ino);
                         }
-                        if let Ok(c) = read_inode(space, d.ino) {
-                            if c.is_dir() {
-                                *subdirs.entry(ino).or_default() += 1;
-                                if c.parent != ino {
-                                    r.problems.push(format!(
-                                        "directory {} has parent {} but is listed in {ino}",
-                                        d.ino, c.parent
-                                    ));
-                                }
+                        if let Ok(c) = read_inode(space, d.ino)
+                            && c.is_dir()
+                        {
+                            *subdirs.entry(ino).or_default() += 1;
+                            if c.parent != ino {
+                                r.problems.push(format!(
+                                    "directory {} has parent {} but is listed in {ino}",
+                                    d.ino, c.parent
+                                ));
                             }
                         }
                     }

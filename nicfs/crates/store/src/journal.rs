@@ -80,14 +80,14 @@ pub struct JournalStats {
 
 /// Whether a journal record may target `addr`: metadata regions and log head lines only.
 fn legal_target(geo: &Geometry, addr: u64) -> bool {
-    if addr % 64 != 0 {
+    if !addr.is_multiple_of(64) {
         return false;
     }
     let block = addr / BLOCK_SIZE;
     let in_meta = block >= geo.ibitmap_start as u64 && block < (geo.data_start + geo.data_blocks) as u64;
     let in_log_super = block >= geo.log_start as u64
         && block < geo.total_blocks as u64
-        && (block - geo.log_start as u64) % geo.log_space_blocks as u64 == 0
+        && (block - geo.log_start as u64).is_multiple_of(geo.log_space_blocks as u64)
         && addr % BLOCK_SIZE == nicfs_layout::LOG_HEAD_OFFSET;
     in_meta || in_log_super
 }

@@ -308,14 +308,14 @@ impl Txn<'_> {
         }
         self.free_from(t, size.div_ceil(BLOCK_SIZE))?;
         let tail = size % BLOCK_SIZE;
-        if tail != 0 {
-            if let Some(b) = bmap(self, t, size / BLOCK_SIZE)? {
-                let at = PmAddr(b.byte_offset() + tail);
-                let zeros = vec![0u8; (BLOCK_SIZE - tail) as usize];
-                let pm = self.space().pm().clone();
-                pm.store(at, &zeros);
-                pm.flush(at, zeros.len() as u64);
-            }
+        if tail != 0
+            && let Some(b) = bmap(self, t, size / BLOCK_SIZE)?
+        {
+            let at = PmAddr(b.byte_offset() + tail);
+            let zeros = vec![0u8; (BLOCK_SIZE - tail) as usize];
+            let pm = self.space().pm().clone();
+            pm.store(at, &zeros);
+            pm.flush(at, zeros.len() as u64);
         }
         Ok(())
     }
