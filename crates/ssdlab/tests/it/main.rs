@@ -6,6 +6,7 @@ mod commands;
 mod determinism;
 mod experiments;
 mod gc_fidelity;
+mod precondition;
 mod regressions;
 mod shape;
 
