@@ -11,4 +11,5 @@
 
 pub mod phys;
 pub mod run;
+pub mod trace;
 pub mod workload;
