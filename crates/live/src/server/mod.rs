@@ -1,0 +1,12 @@
+//! The server: configuration, listeners, connections and the running [`Server`] handle.
+
+mod config;
+mod connection;
+mod handle;
+mod listener;
+mod stream;
+
+pub use config::{ConfigError, ServerConfig};
+pub use handle::{Server, ServerError, ServerStats};
+pub use listener::ListenAddr;
+pub use stream::Stream;
