@@ -6,8 +6,10 @@
 //!
 //! Firmware is written in the coroutine style of ssdlab's runtime (`sim`): each request is an
 //! async function that awaits what a controller waits for — flash transactions, DMA, CPU time
-//! on its core. This crate holds the flash interface layer ([`fil`]), which owns the per-die
-//! transaction queues and the timing of dies and channels.
+//! on its core. Layers: the NVMe host interface ([`hil`]), the flash translation layer
+//! ([`ftl`]), the flash interface layer ([`fil`], per-die transaction queues and the timing of
+//! dies and channels) and the ECC engine ([`ecc`]), laid out on controller cores by an
+//! architecture ([`arch`]) into a [`device::Device`]. [`snapshot`] saves an aged device.
 
 pub mod arch;
 pub mod config;
@@ -18,4 +20,5 @@ pub mod ftl;
 pub mod hil;
 pub mod platform;
 pub mod presets;
+pub mod snapshot;
 pub mod trace;

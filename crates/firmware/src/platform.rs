@@ -43,8 +43,6 @@ pub struct Platform {
 impl Platform {
     /// Builds a device from a validated configuration.
     pub fn build(cfg: &DeviceConfig, store: &StoreChoice, seed: u64) -> Result<Platform, ImageError> {
-        let sim = Sim::new(seed);
-        let cores: Vec<CoreId> = cfg.controller.cores.iter().map(|c| sim.add_core(c.clone())).collect();
         let geo = cfg.geometry.clone();
         let array = match store {
             StoreChoice::Metadata => FlashArray::new(geo.clone(), boxed(MetaStore::new(&geo))),
@@ -54,6 +52,14 @@ impl Platform {
             }
             StoreChoice::Image { path, create: false } => ImageStore::open(path, &geo)?.into_array(geo),
         };
+        Ok(Platform::over(cfg, array, seed))
+    }
+
+    /// The platform for `cfg` (validated) over an existing array of its geometry.
+    pub fn over(cfg: &DeviceConfig, array: FlashArray, seed: u64) -> Platform {
+        assert_eq!(array.geometry(), &cfg.geometry, "the array was made for another geometry");
+        let sim = Sim::new(seed);
+        let cores: Vec<CoreId> = cfg.controller.cores.iter().map(|c| sim.add_core(c.clone())).collect();
         let fil = Fil::start(
             &sim.cx(),
             cores[cfg.architecture.fil_core()],
@@ -61,7 +67,7 @@ impl Platform {
             cfg.timing_model(),
             Rc::new(RefCell::new(array)),
         );
-        Ok(Platform { sim, cores, fil, config: cfg.clone() })
+        Platform { sim, cores, fil, config: cfg.clone() }
     }
 }
 

@@ -99,8 +99,8 @@ impl FlashArray {
     }
 
     /// Rebuilds an array from recovered state (used when reopening a NAND image): blocks as
-    /// persisted, and the OOB of every programmed page. Units that name an LPN start out valid;
-    /// the FTL's recovery decides which copies are current and invalidates the rest.
+    /// persisted, and the OOB of every programmed page. Of the units that name the same LPN,
+    /// the one in the newest page (highest sequence number) is valid; the others are stale.
     pub fn restore(
         geo: Geometry,
         store: Box<dyn PageStore>,
@@ -113,6 +113,7 @@ impl FlashArray {
         for b in &mut a.blocks {
             b.valid_units = 0;
         }
+        let (mut seqs, mut programmed) = (Vec::new(), Vec::new());
         for (page, oob) in pages {
             let block = a.geo.block_of(page);
             for (i, slot) in oob.slots().enumerate() {
@@ -122,8 +123,88 @@ impl FlashArray {
                 }
             }
             a.next_seq = a.next_seq.max(oob.seq + 1);
+            seqs.push(oob.seq);
+            programmed.push(page);
         }
+        a.keep_newest_copies(&programmed, &seqs);
         a
+    }
+
+    /// After a restore, where an LPN is named by several units (a crash left old copies that
+    /// nothing had invalidated on the media), keeps the copy in the page with the highest
+    /// sequence number valid and invalidates the rest. Within one page, the last slot wins.
+    fn keep_newest_copies(&mut self, pages: &[PageIdx], seqs: &[u64]) {
+        let upp = self.geo.units_per_page();
+        let mut named: Vec<(u32, u64, u32)> = Vec::new();
+        for (&page, &seq) in pages.iter().zip(seqs) {
+            for s in 0..upp {
+                let u = self.geo.unit_addr(page, s);
+                if let Some(lpn) = decode(self.units[u.idx()]) {
+                    named.push((lpn.0, seq, u.0));
+                }
+            }
+        }
+        named.sort_unstable();
+        for w in named.windows(2) {
+            if w[0].0 == w[1].0 {
+                self.invalidate(UnitAddr(w[0].2));
+            }
+        }
+    }
+
+    /// Rebuilds an array from a snapshot: block states and the raw unit table exactly as
+    /// [`raw_units`](Self::raw_units) gave them. Checks that the two agree (units only in
+    /// programmed pages, valid counts matching) and says what does not.
+    pub fn from_raw(
+        geo: Geometry,
+        store: Box<dyn PageStore>,
+        blocks: Vec<BlockState>,
+        units: Vec<u32>,
+        next_seq: u64,
+    ) -> Result<Self, String> {
+        let mut a = FlashArray::new(geo, store);
+        if blocks.len() != a.blocks.len() || units.len() != a.units.len() {
+            return Err(format!(
+                "{} blocks and {} units, but the geometry has {} and {}",
+                blocks.len(),
+                units.len(),
+                a.blocks.len(),
+                a.units.len()
+            ));
+        }
+        let upp = a.geo.units_per_page() as usize;
+        let upb = a.geo.units_per_block() as usize;
+        for (i, b) in blocks.iter().enumerate() {
+            if b.write_ptr > a.geo.pages || (b.bad && b.write_ptr != 0) {
+                return Err(format!("block {i}: write pointer {} (bad: {})", b.write_ptr, b.bad));
+            }
+            let table = &units[i * upb..(i + 1) * upb];
+            let (used, free) = table.split_at(b.write_ptr as usize * upp);
+            if free.iter().any(|&u| u != NO_LPN) {
+                return Err(format!("block {i}: units recorded above the write pointer {}", b.write_ptr));
+            }
+            let valid = used.iter().filter(|&&u| u & VALID != 0).count() as u32;
+            if used.iter().any(|&u| u & VALID != 0 && decode(u).is_none()) || valid != b.valid_units {
+                return Err(format!(
+                    "block {i}: {valid} valid units, the block table says {}",
+                    b.valid_units
+                ));
+            }
+        }
+        a.blocks = blocks;
+        a.units = units;
+        a.next_seq = next_seq.max(1);
+        Ok(a)
+    }
+
+    /// The raw unit table (one `u32` per unit: bit 31 valid, the rest LPN + 1), for snapshots.
+    pub fn raw_units(&self) -> &[u32] {
+        &self.units
+    }
+
+    /// The page store, to look inside (e.g. a [`MetaStore`](crate::store::MetaStore)'s tags).
+    pub fn store(&self) -> &dyn PageStore {
+        &*self.store
     }
 
     /// The geometry.

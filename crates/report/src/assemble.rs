@@ -15,6 +15,8 @@ pub struct RunInfo {
     pub seed: u64,
     /// The jobs.
     pub jobs: Vec<JobSpec>,
+    /// The device's state before the run: `fresh`, a preconditioning, or a snapshot.
+    pub initial_state: String,
     /// Wall-clock time the simulation took.
     pub wall: Duration,
 }
@@ -74,6 +76,7 @@ pub fn assemble(dev: &Device, host: &HostResults, info: &RunInfo) -> Report {
         seed: info.seed,
         device: dev.platform.config.resolved(),
         workload: info.jobs.clone(),
+        initial_state: info.initial_state.clone(),
         sim_time_ns: sim_time.as_nanos(),
         window_start_ns: host.window_start.as_nanos(),
         window_ns: host.window().as_nanos(),

@@ -25,6 +25,9 @@ pub struct Report {
     pub device: DeviceConfig,
     /// The jobs run.
     pub workload: Vec<JobSpec>,
+    /// The device's state before the run: `fresh`, a preconditioning (`steady-state:2, fast
+    /// path`), or the snapshot it started from.
+    pub initial_state: String,
     /// Simulated time of the whole run, ns.
     pub sim_time_ns: u64,
     /// Start and length of the measured window (after ramp time), ns.

@@ -26,6 +26,9 @@ pub fn summary(r: &Report) -> String {
         "device {} | seed {} | simulated {sim:#} (measured {window:#}) | wall {:.2}s, {:.0} requests/s",
         r.device.name, r.seed, r.wall_time_s, r.requests_per_wall_sec
     );
+    if r.initial_state != "fresh" {
+        let _ = writeln!(s, "started from: {}", r.initial_state);
+    }
     let _ = writeln!(
         s,
         "{:<6} {:>9} {:>10} {:>9} | latency us: {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}",

@@ -96,9 +96,26 @@ impl FromStr for ByteSize {
 }
 
 impl fmt::Display for ByteSize {
-    /// The largest binary unit that divides the size exactly (`16KiB`, `1872B`).
+    /// The largest binary unit that divides the size exactly (`16KiB`, `1872B`); with `{:#}`,
+    /// the largest unit not above the size, rounded to 3 significant digits (`1.00TiB`,
+    /// `1.50GiB`, `871MiB`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let n = self.0;
+        if f.alternate() {
+            let (unit, scale) =
+                BYTE_UNITS[1..6].iter().rev().find(|&&(_, s)| n >= s).copied().unwrap_or(("B", 1));
+            let v = n as f64 / scale as f64;
+            let text = if scale == 1 {
+                format!("{n}B")
+            } else if v < 10.0 {
+                format!("{v:.2}{unit}")
+            } else if v < 100.0 {
+                format!("{v:.1}{unit}")
+            } else {
+                format!("{v:.0}{unit}")
+            };
+            return f.pad(&text);
+        }
         for &(unit, scale) in BYTE_UNITS[1..6].iter().rev() {
             if n >= scale && n.is_multiple_of(scale) {
                 return write!(f, "{}{unit}", n / scale);
@@ -191,6 +208,12 @@ mod tests {
         assert!("99999999999PiB".parse::<ByteSize>().is_err());
         assert_eq!(ByteSize::gib(512).to_string(), "512GiB");
         assert_eq!(ByteSize(1872).to_string(), "1872B");
+        assert_eq!(format!("{:#}", ByteSize(1872)), "1.83KiB");
+        assert_eq!(format!("{:#}", ByteSize(1049088 << 20)), "1.00TiB");
+        assert_eq!(format!("{:#}", ByteSize(1538 << 20)), "1.50GiB");
+        assert_eq!(format!("{:#}", ByteSize(871 << 20)), "871MiB");
+        assert_eq!(format!("{:#}", ByteSize(17)), "17B");
+        assert_eq!(format!("{:>8}", format!("{:#}", ByteSize(17))), "     17B");
     }
 
     #[test]

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use firmware::ftl::Precondition;
 
 /// ssdlab: a software SSD platform. Simulate flash firmware deterministically in virtual time
 /// and see everything inside.
@@ -17,6 +18,10 @@ const EXAMPLES: &str = "Examples:
   ssdlab run                               4 jobs of 4 KiB random 70/30 I/O on the softssd preset
   ssdlab run consumer-tlc --rw randread --bs 4k --iodepth 32 --numjobs 4 --number-ios 100000
   ssdlab run my.toml --job-file test.fio --json report.json
+  ssdlab run --precondition steady-state --rw randwrite --number-ios 200000
+                                           random writes on a device in GC steady state
+  ssdlab age consumer-tlc --out aged.state  save a steady-state device ...
+  ssdlab run --state aged.state --rw randread   ... and start runs from it
   ssdlab phys hostftl-array --op program --count 12800 --qd 256
                                            saturate the Host-FTL array with programs
   ssdlab presets                           list the built-in devices
@@ -27,6 +32,9 @@ const EXAMPLES: &str = "Examples:
 pub enum Command {
     /// Simulate a device under fio-like jobs and print (or save) the report.
     Run(Box<RunArgs>),
+    /// Age a device (fast preconditioning and/or a simulated workload) and save it, for
+    /// `ssdlab run --state FILE`.
+    Age(Box<AgeArgs>),
     /// Drive the flash interface layer directly with raw page reads, programs or erases.
     Phys(PhysArgs),
     /// List the built-in device presets, or show one with its comments.
@@ -52,8 +60,39 @@ pub struct RunArgs {
     /// Complete host commands without the FTL (measures the host interface alone).
     #[arg(long)]
     pub ftl_bypass: bool,
+    /// Age the device before the run, without simulating time: seq-fill, random-fill,
+    /// steady-state (a random fill plus 2x capacity of random overwrites) or steady-state:N.
+    #[arg(long, value_name = "KIND", conflicts_with = "state")]
+    pub precondition: Option<Precondition>,
+    /// Start from a device saved by `ssdlab age --out FILE` (its configuration is used unless
+    /// a device is named, which must then match it).
+    #[arg(long, value_name = "FILE")]
+    pub state: Option<PathBuf>,
+    /// With --state and a named device: allow differences that do not change the saved state
+    /// (timing, cores, host interface, caches, GC and WL policies), listing them.
+    #[arg(long, requires = "state")]
+    pub allow_config_change: bool,
     #[command(flatten)]
     pub common: CommonArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct AgeArgs {
+    /// A preset name or a TOML file. Default: softssd.
+    pub device: Option<String>,
+    /// Where to save the aged device.
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// Fast preconditioning: seq-fill, random-fill, steady-state or steady-state:N (default
+    /// steady-state, unless workload flags are given and this is not).
+    #[arg(long, value_name = "KIND")]
+    pub precondition: Option<Precondition>,
+    /// Workload flags age the device by full simulation (after any --precondition).
+    #[command(flatten)]
+    pub jobs: JobArgs,
+    /// Seed of the ageing.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
 }
 
 /// The workload: a fio job file, or fio options as flags (default: 4 jobs of 4 KiB random

@@ -10,16 +10,27 @@
 
 use crate::device::Device;
 use crate::ecc::Ecc;
-use crate::ftl::Ftl;
+use crate::ftl::{Ftl, Mount, MountReport};
 use crate::hil::Controller;
 use crate::platform::Platform;
 
-/// Builds a SoftSSD device on `p`.
-pub fn build(p: Platform, hil_core: usize, ecc_core: usize) -> Device {
+/// Builds a SoftSSD device on `p`: a fresh FTL, or one mounted over the array's data.
+pub fn build(
+    p: Platform,
+    hil_core: usize,
+    ecc_core: usize,
+    mount: Option<Mount<'_>>,
+) -> Result<(Device, Option<MountReport>), String> {
     let cfg = &p.config;
     let cx = p.sim.cx();
     let ecc = Ecc::start(&cx, p.cores[ecc_core], &cfg.ecc, cfg.geometry.page_bytes());
-    let ftl = Ftl::new(&cx, p.cores[hil_core], p.fil.clone(), ecc, &cfg.ftl);
+    let (ftl, report) = match mount {
+        None => (Ftl::new(&cx, p.cores[hil_core], p.fil.clone(), ecc, &cfg.ftl), None),
+        Some(how) => {
+            let (ftl, report) = Ftl::mount(&cx, p.cores[hil_core], p.fil.clone(), ecc, &cfg.ftl, how)?;
+            (ftl, Some(report))
+        }
+    };
     let controller = Controller::start(&cx, p.cores[hil_core], &cfg.host, ftl.clone(), cfg.ftl.bypass);
-    Device { platform: p, ftl, controller }
+    Ok((Device { platform: p, ftl, controller }, report))
 }

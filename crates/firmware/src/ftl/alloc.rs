@@ -50,6 +50,17 @@ impl Allocator {
         }
     }
 
+    /// Makes `block` (open in `blocks`, `next` pages written) the frontier of `stream` in its
+    /// plane; returns `false`, leaving everything as it was, if that frontier is taken.
+    pub fn adopt(&mut self, stream: Stream, block: nand::BlockIdx, next: u32, blocks: &BlockManager) -> bool {
+        let f = &mut self.open[stream as usize][blocks.plane_of(block) as usize];
+        if f.block.is_some() || next >= self.geo.pages {
+            return false;
+        }
+        *f = Frontier { block: Some(block), next };
+        true
+    }
+
     /// Whether `stream` can get a page in `plane` now (room in its open block, or a free block
     /// beyond what it must leave).
     pub fn has_room(&self, stream: Stream, plane: u32, blocks: &BlockManager, hard_free: u32) -> bool {

@@ -86,6 +86,40 @@ impl BlockManager {
         m
     }
 
+    /// Block roles rebuilt from array state (`(write_ptr, erase_count, bad)` per block, flat
+    /// order) and, for partly written blocks, the stream that was filling them and the order
+    /// in which full blocks closed. Partly written blocks come back open; the caller gives
+    /// them to the allocator as frontiers (or closes the ones it cannot use).
+    pub fn restore(
+        geo: &Geometry,
+        dynamic_wl: bool,
+        states: impl Iterator<Item = (u32, u32, bool)>,
+        hint: impl Fn(BlockIdx) -> (Stream, u64),
+    ) -> Self {
+        let mut m = BlockManager::new(geo, dynamic_wl, &[]);
+        for f in &mut m.free {
+            f.clear();
+        }
+        for (b, (write_ptr, erase_count, bad)) in states.enumerate() {
+            let block = BlockIdx(b as u32);
+            let (stream, closed_seq) = hint(block);
+            let i = &mut m.info[b];
+            i.stream = stream;
+            if bad {
+                i.usage = BlockUse::Bad;
+            } else if write_ptr == 0 {
+                m.push_free(block, erase_count);
+            } else if write_ptr < geo.pages {
+                i.usage = BlockUse::Open;
+            } else {
+                i.usage = BlockUse::Closed;
+                i.closed_seq = closed_seq;
+                m.close_seq = m.close_seq.max(closed_seq);
+            }
+        }
+        m
+    }
+
     /// The global plane holding `block`.
     pub fn plane_of(&self, block: BlockIdx) -> u32 {
         block.0 / self.blocks_per_plane

@@ -80,6 +80,9 @@ impl Ftl {
         // Translation directory.
         if let Some(d) = &i.dftl {
             let d = d.borrow();
+            if d.pending != 0 {
+                return Err(format!("{} translation pages still behind the map GC changed", d.pending));
+            }
             for t in 0..d.tpages() {
                 if let Some(u) = d.location(t) {
                     let st = array.unit(u);

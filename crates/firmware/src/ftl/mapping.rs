@@ -24,18 +24,49 @@ impl FtlInner {
         self.l2p.borrow_mut().set(lpn, new)
     }
 
-    /// Points `lpn` at `new` only if it still points at `expected` (GC moving a copy the host
-    /// may have overwritten meanwhile).
-    pub async fn map_cas(&self, lpn: Lpn, expected: UnitAddr, new: UnitAddr) -> bool {
-        self.cmt_ensure(lpn).await;
+    /// GC moved `lpn` from `expected` to `new`: points the map there unless the host rewrote
+    /// or trimmed it meanwhile (returns whether it did). Never waits: GC must make progress
+    /// whatever the mapping cache holds, so an entry whose segment is not cached is changed
+    /// in DRAM and its translation page queued for a rewrite (batched: one rewrite covers every
+    /// change GC made to that page meanwhile), which the mapping flusher does when it can.
+    pub fn gc_remap(&self, lpn: Lpn, expected: UnitAddr, new: UnitAddr) -> bool {
         let mut l2p = self.l2p.borrow_mut();
         if l2p.get(lpn) != Some(expected) {
             return false;
         }
         l2p.set(lpn, Some(new));
         drop(l2p);
-        self.mark_dirty(lpn);
+        let Some(dftl) = &self.dftl else { return true };
+        let mut d = dftl.borrow_mut();
+        let seg = d.segment_of(lpn.0);
+        if d.cmt.is_cached(seg) {
+            d.cmt.mark_dirty(seg);
+        } else {
+            let t = d.tpage_of_segment(seg);
+            if d.set_pending(t) && d.pending == 1 && !self.mapping_flusher.get() {
+                drop(d);
+                self.start_mapping_flusher();
+            }
+        }
         true
+    }
+
+    /// Rewrites translation pages GC left behind the map in DRAM, one at a time, until none
+    /// is left.
+    fn start_mapping_flusher(&self) {
+        self.mapping_flusher.set(true);
+        let me = self.self_rc();
+        self.cx.spawn(self.core, "mapping flusher", async move {
+            let dftl = me.dftl.as_ref().expect("DFTL");
+            let mut from = 0;
+            loop {
+                let next = dftl.borrow().next_pending(from);
+                let Some(t) = next else { break };
+                me.tpage_write(t).await;
+                from = t + 1;
+            }
+            me.mapping_flusher.set(false);
+        });
     }
 
     fn mark_dirty(&self, lpn: Lpn) {
@@ -76,7 +107,14 @@ impl FtlInner {
         self.cmt_make_room().await;
         let t = dftl.borrow().tpage_of_segment(seg);
         self.tpage_read(t).await;
-        dftl.borrow_mut().cmt.finish_loading(seg);
+        let mut d = dftl.borrow_mut();
+        d.cmt.finish_loading(seg);
+        if d.gc_pending[t as usize] {
+            // GC changed entries of this page since it was written: the cached copy merges
+            // them and is newer than flash.
+            d.cmt.mark_dirty(seg);
+        }
+        drop(d);
         self.waits.notify(WaitKey::Segment(seg));
     }
 
@@ -143,9 +181,12 @@ impl FtlInner {
         let data = {
             let l2p = self.l2p.borrow();
             let raw = l2p.raw(t as usize * per..(t as usize + 1) * per);
-            if let Some(on_flash) = dftl.borrow_mut().on_flash.as_mut() {
+            let mut d = dftl.borrow_mut();
+            d.clear_pending(t);
+            if let Some(on_flash) = d.on_flash.as_mut() {
                 on_flash[t as usize * per..t as usize * per + raw.len()].copy_from_slice(raw);
             }
+            drop(d);
             self.payload.then(|| {
                 let mut bytes = vec![0u8; self.geo.page_bytes() as usize];
                 for (i, e) in raw.iter().enumerate() {

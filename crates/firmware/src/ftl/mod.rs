@@ -14,6 +14,7 @@ mod gc;
 mod io;
 mod map;
 mod mapping;
+mod mount;
 mod precondition;
 mod state;
 mod stats;
@@ -25,6 +26,7 @@ pub use config::{AllocConfig, CacheConfig, FtlConfig, GcConfig, MappingConfig, V
 pub use data::{UnitData, fingerprint};
 pub use flash::MediaError;
 pub use io::UnitWrite;
+pub use mount::{BlockHint, Mount, MountReport};
 pub use precondition::Precondition;
 pub use state::Ftl;
 pub use stats::FtlStats;

@@ -42,10 +42,14 @@ impl FromStr for Precondition {
             None if s == "random-fill" => Ok(Precondition::RandomFill),
             None if s == "steady-state" => Ok(Precondition::SteadyState { overwrites: 2.0 }),
             Some(("steady-state", n)) => match n.parse::<f64>() {
-                Ok(v) if v.is_finite() && v > 0.0 && v <= 100.0 => Ok(Precondition::SteadyState { overwrites: v }),
+                Ok(v) if v.is_finite() && v > 0.0 && v <= 100.0 => {
+                    Ok(Precondition::SteadyState { overwrites: v })
+                }
                 _ => Err(format!("steady-state:N needs N between 0 and 100 overwrites (got {n:?})")),
             },
-            _ => Err(format!("unknown precondition {s:?}: expected seq-fill, random-fill or steady-state[:N]")),
+            _ => {
+                Err(format!("unknown precondition {s:?}: expected seq-fill, random-fill or steady-state[:N]"))
+            }
         }
     }
 }
@@ -157,12 +161,21 @@ impl FtlInner {
         for (s, &lpn) in lpns.iter().enumerate() {
             oob.set(s, OobSlot { lpn: Some(lpn), tag: nand::DataTag(0) });
         }
-        self.fil.array().borrow_mut().program(page, &oob, None).expect("preconditioning writes only array state");
+        self.fil
+            .array()
+            .borrow_mut()
+            .program(page, &oob, None)
+            .expect("preconditioning writes only array state");
         self.blocks.borrow_mut().done_pending(self.geo.block_of(page));
         for (s, &lpn) in lpns.iter().enumerate() {
             let new = self.geo.unit_addr(page, s as u32);
             if lpn.0 >= TRANSLATION_LPN_BASE {
-                let old = self.dftl.as_ref().expect("translation pages under DFTL").borrow_mut().relocate(lpn.0 - TRANSLATION_LPN_BASE, new);
+                let old = self
+                    .dftl
+                    .as_ref()
+                    .expect("translation pages under DFTL")
+                    .borrow_mut()
+                    .relocate(lpn.0 - TRANSLATION_LPN_BASE, new);
                 if let Some(old) = old {
                     self.invalidate(old);
                 }
@@ -208,7 +221,13 @@ impl FtlInner {
         while self.blocks.borrow().free_count(plane) < soft {
             let v = {
                 let array = self.fil.array().borrow();
-                victim::pick(self.cfg.gc.victim, plane, &self.blocks.borrow(), &array, &mut self.rng.borrow_mut())
+                victim::pick(
+                    self.cfg.gc.victim,
+                    plane,
+                    &self.blocks.borrow(),
+                    &array,
+                    &mut self.rng.borrow_mut(),
+                )
             };
             let Some(v) = v else { return };
             self.blocks.borrow_mut().set_victim(v);
@@ -237,11 +256,18 @@ impl FtlInner {
         }
     }
 
-    /// Writes every translation page once (DFTL), leaving the CMT empty and clean.
-    fn write_all_translation_pages(&self) {
-        let Some(d) = &self.dftl else { return };
+    /// Writes every translation page once (DFTL) from the map in DRAM, untimed, and marks every
+    /// cached segment clean. Returns the pages written.
+    pub(crate) fn write_all_translation_pages(&self) -> u32 {
+        let Some(d) = &self.dftl else { return 0 };
         let tpages = d.borrow().tpages();
         for t in 0..tpages {
+            let mut dm = d.borrow_mut();
+            for seg in dm.segments_of(t) {
+                dm.cmt.mark_clean(seg);
+            }
+            dm.clear_pending(t);
+            drop(dm);
             self.fast_write(Stream::Mapping, None, &[Lpn(TRANSLATION_LPN_BASE + t)]);
             let per = d.borrow().entries_per_tpage as usize;
             let l2p = self.l2p.borrow();
@@ -250,6 +276,7 @@ impl FtlInner {
                 on_flash[t as usize * per..t as usize * per + raw.len()].copy_from_slice(raw);
             }
         }
+        tpages
     }
 }
 

@@ -49,6 +49,8 @@ pub(crate) struct FtlInner {
     /// Lines being written back to make room, and requests waiting for room.
     pub freeing: std::cell::Cell<u32>,
     pub line_waiters: std::cell::Cell<u32>,
+    /// The mapping flusher (rewriting translation pages GC left behind) is running.
+    pub mapping_flusher: std::cell::Cell<bool>,
     pub stats: RefCell<FtlStats>,
     /// Planes with a GC task running.
     pub gc_active: RefCell<Vec<bool>>,
@@ -68,6 +70,21 @@ impl Ftl {
                 array.mark_bad(b).expect("marking a factory bad block");
             }
         }
+        let blocks = BlockManager::new(&geo, cfg.wl.dynamic, &bad);
+        Ftl::assemble(cx, core, fil, ecc, cfg, blocks, rng)
+    }
+
+    /// An FTL with `blocks` as its block roles and empty maps (the caller fills them).
+    pub(crate) fn assemble(
+        cx: &Cx,
+        core: CoreId,
+        fil: Fil,
+        ecc: Option<Ecc>,
+        cfg: &FtlConfig,
+        blocks: BlockManager,
+        rng: SimRng,
+    ) -> Ftl {
+        let geo = fil.geometry().clone();
         let payload = fil.array().borrow().keeps_payload();
         let logical = cfg.logical_units(&geo);
         let dftl = match &cfg.mapping {
@@ -91,13 +108,14 @@ impl Ftl {
                 l2p: RefCell::new(L2p::new(logical)),
                 dftl,
                 cache: RefCell::new(DataCache::new(lines)),
-                blocks: RefCell::new(BlockManager::new(&geo, cfg.wl.dynamic, &bad)),
+                blocks: RefCell::new(blocks),
                 alloc: RefCell::new(Allocator::new(&geo, &cfg.allocation)),
                 waits: Waits::new(cx),
                 free_line: sim::sync::Notify::new(cx, "free cache line"),
                 flushing: std::cell::Cell::new(0),
                 freeing: std::cell::Cell::new(0),
                 line_waiters: std::cell::Cell::new(0),
+                mapping_flusher: std::cell::Cell::new(false),
                 stats: RefCell::new(FtlStats::default()),
                 gc_active: RefCell::new(vec![false; planes]),
                 rng: RefCell::new(rng),
@@ -161,6 +179,22 @@ impl Ftl {
     /// Cache lines holding data newer than flash.
     pub fn dirty_lines(&self) -> u64 {
         self.inner.cache.borrow().dirty_count() as u64
+    }
+
+    /// Mapping segments in DRAM newer than their translation page (DFTL).
+    pub fn dirty_segments(&self) -> u64 {
+        self.inner.dftl.as_ref().map_or(0, |d| d.borrow().cmt.dirty_count() as u64)
+    }
+
+    /// Writes every translation page from the map in DRAM at once, without simulating time,
+    /// so that flash holds the whole map (before a snapshot). Returns the pages written.
+    pub fn write_translation_pages_now(&self) -> u32 {
+        self.inner.write_all_translation_pages()
+    }
+
+    /// The core FTL coroutines run on.
+    pub fn core(&self) -> CoreId {
+        self.inner.core
     }
 
     /// The FIL underneath.

@@ -281,6 +281,10 @@ impl PageStore for ImageStore {
     fn resident_bytes(&self) -> usize {
         self.blocks.capacity() * size_of::<BlockEntry>()
     }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
 }
 
 #[cfg(test)]

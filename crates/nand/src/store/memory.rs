@@ -87,4 +87,8 @@ impl PageStore for MemoryStore {
         let recs = self.pages.iter().filter(|p| p.is_some()).count();
         self.pages.capacity() * size_of::<usize>() + recs * size_of::<Record>() + self.payload_bytes
     }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
 }

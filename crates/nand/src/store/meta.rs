@@ -18,6 +18,19 @@ impl MetaStore {
     pub fn new(geo: &Geometry) -> Self {
         MetaStore { upp: geo.units_per_page() as usize, tags: vec![0; geo.total_units() as usize] }
     }
+
+    /// A store holding `tags` (one per unit, as [`tags`](Self::tags) gave them).
+    pub fn from_tags(geo: &Geometry, tags: Vec<u16>) -> Result<Self, String> {
+        if tags.len() != geo.total_units() as usize {
+            return Err(format!("{} tags for {} units", tags.len(), geo.total_units()));
+        }
+        Ok(MetaStore { upp: geo.units_per_page() as usize, tags })
+    }
+
+    /// Every unit's tag, in flat unit order (stale for free pages).
+    pub fn tags(&self) -> &[u16] {
+        &self.tags
+    }
 }
 
 impl PageStore for MetaStore {
@@ -54,5 +67,9 @@ impl PageStore for MetaStore {
 
     fn resident_bytes(&self) -> usize {
         self.tags.capacity() * 2
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
 }

@@ -49,4 +49,7 @@ pub trait PageStore {
 
     /// Bytes of RAM the store occupies.
     fn resident_bytes(&self) -> usize;
+
+    /// The store as [`Any`](std::any::Any), to reach a concrete store's own methods.
+    fn as_any(&self) -> &dyn std::any::Any;
 }

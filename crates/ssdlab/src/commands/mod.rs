@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+mod age;
 mod bench;
 mod config;
 mod phys;
@@ -14,6 +15,7 @@ use crate::cli::{Cli, Command};
 pub fn dispatch(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Run(a) => run::run(*a),
+        Command::Age(a) => age::run(*a),
         Command::Phys(a) => phys::run(a),
         Command::Presets { name } => presets::run(name.as_deref()),
         Command::Config { device } => config::run(device.as_deref()),

@@ -10,7 +10,7 @@ pub fn run(name: Option<&str>) -> Result<()> {
                 let g = &cfg.geometry;
                 println!(
                     "{n:<15} {:>8} raw, {:>2} ch x {} ways x {} dies x {} planes, {} {}  {}",
-                    g.capacity().to_string(),
+                    format!("{:#}", g.capacity()),
                     g.channels,
                     g.ways,
                     g.dies,

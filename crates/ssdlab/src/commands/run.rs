@@ -1,19 +1,32 @@
 //! `ssdlab run`: simulate a device under fio-like jobs.
 
+use std::path::Path;
+
 use anyhow::{Context, Result, bail};
+use firmware::config::DeviceConfig;
+use firmware::platform::StoreChoice;
+use firmware::snapshot::{Snapshot, check_config};
 use host::workload::{JobSpec, parse_job_file};
+use ssdlab::Start;
 
 use crate::cli::{JobArgs, RunArgs};
 use crate::device;
 use crate::progress::Progress;
 
 pub fn run(a: RunArgs) -> Result<()> {
-    let mut cfg = device::load(a.device.as_deref())?;
+    let (mut cfg, start) = match &a.state {
+        Some(path) => from_snapshot(path, a.device.as_deref(), a.allow_config_change)?,
+        None => {
+            let start = a.precondition.map_or(Start::Fresh, Start::Precondition);
+            (device::load(a.device.as_deref())?, start)
+        }
+    };
     cfg.ftl.bypass |= a.ftl_bypass;
     let jobs = jobs(&a.jobs)?;
     let store = device::store(&a.common)?;
+    let prepared = prepare(&cfg, &store, a.common.seed, start)?;
     let mut bar = Progress::new("commands");
-    let report = ssdlab::simulate(&cfg, &jobs, a.common.seed, &store, &mut |p| {
+    let report = ssdlab::measure(&prepared, &jobs, a.common.seed, &mut |p| {
         if let Some(total) = p.total {
             bar.update(p.done, total);
         }
@@ -26,8 +39,39 @@ pub fn run(a: RunArgs) -> Result<()> {
     Ok(())
 }
 
+/// Builds the device in its starting state, with a progress bar while it ages.
+pub(crate) fn prepare(
+    cfg: &DeviceConfig,
+    store: &StoreChoice,
+    seed: u64,
+    start: Start,
+) -> Result<ssdlab::Prepared> {
+    let mut bar = Progress::new("units aged");
+    let prepared = ssdlab::prepare(cfg, store, seed, start, &mut |done, total| bar.update(done, total))?;
+    bar.finish();
+    Ok(prepared)
+}
+
+/// The configuration and start for `--state`: the snapshot's own configuration, or the named
+/// device's if it matches.
+fn from_snapshot(path: &Path, device: Option<&str>, relaxed: bool) -> Result<(DeviceConfig, Start)> {
+    let snapshot = Snapshot::load(path)?;
+    let cfg = match device {
+        None => snapshot.info.config.clone(),
+        Some(name) => {
+            let cfg = device::load(Some(name))?;
+            for note in check_config(&snapshot.info.config, &cfg, relaxed)? {
+                eprintln!("note: {note}");
+            }
+            cfg
+        }
+    };
+    let label = path.display().to_string();
+    Ok((cfg, Start::Snapshot { snapshot: Box::new(snapshot), label }))
+}
+
 /// The jobs from a job file, or from the flags on top of the defaults.
-fn jobs(a: &JobArgs) -> Result<Vec<JobSpec>> {
+pub(crate) fn jobs(a: &JobArgs) -> Result<Vec<JobSpec>> {
     if let Some(path) = &a.job_file {
         let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
         let jobs = parse_job_file(&text, &path.display().to_string())?;
@@ -46,24 +90,8 @@ fn jobs(a: &JobArgs) -> Result<Vec<JobSpec>> {
         ("number_ios", "50000"),
         ("size", "8g"),
     ];
-    let flags = [
-        ("rw", &a.rw),
-        ("bs", &a.bs),
-        ("bssplit", &a.bssplit),
-        ("iodepth", &a.iodepth),
-        ("numjobs", &a.numjobs),
-        ("rwmixread", &a.rwmixread),
-        ("size", &a.size),
-        ("offset", &a.offset),
-        ("random_distribution", &a.random_distribution),
-        ("number_ios", &a.number_ios),
-        ("runtime", &a.runtime),
-        ("ramp_time", &a.ramp_time),
-        ("rate_iops", &a.rate_iops),
-        ("rate", &a.rate),
-    ];
-    let any_flag = flags.iter().any(|(_, v)| v.is_some()) || a.time_based || !a.fio.is_empty();
-    if !any_flag {
+    let flags = flags(a);
+    if !any_job_flag(a) {
         for (k, v) in defaults {
             job.set(k, Some(v)).expect("default options are valid");
         }
@@ -96,4 +124,29 @@ fn jobs(a: &JobArgs) -> Result<Vec<JobSpec>> {
         job.set(k, v).with_context(|| format!("--fio {kv}"))?;
     }
     Ok(vec![job])
+}
+
+/// The workload flags, by fio option name.
+fn flags(a: &JobArgs) -> [(&'static str, &Option<String>); 14] {
+    [
+        ("rw", &a.rw),
+        ("bs", &a.bs),
+        ("bssplit", &a.bssplit),
+        ("iodepth", &a.iodepth),
+        ("numjobs", &a.numjobs),
+        ("rwmixread", &a.rwmixread),
+        ("size", &a.size),
+        ("offset", &a.offset),
+        ("random_distribution", &a.random_distribution),
+        ("number_ios", &a.number_ios),
+        ("runtime", &a.runtime),
+        ("ramp_time", &a.ramp_time),
+        ("rate_iops", &a.rate_iops),
+        ("rate", &a.rate),
+    ]
+}
+
+/// Whether any workload flag (or a job file) was given.
+pub(crate) fn any_job_flag(a: &JobArgs) -> bool {
+    a.job_file.is_some() || flags(a).iter().any(|(_, v)| v.is_some()) || a.time_based || !a.fio.is_empty()
 }

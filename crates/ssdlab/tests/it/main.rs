@@ -9,6 +9,7 @@ mod gc_fidelity;
 mod precondition;
 mod regressions;
 mod shape;
+mod snapshot;
 
 use std::process::{Command, Output};
 

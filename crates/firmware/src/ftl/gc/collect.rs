@@ -4,9 +4,9 @@
 
 use std::rc::Rc;
 
-use nand::{BlockIdx, Lpn, UnitAddr, UnitState};
+use nand::{BlockIdx, DataTag, Lpn, Oob, OobSlot, UnitAddr, UnitState};
 
-use crate::fil::{FlashRequest, FlashStatus, TxnSource};
+use crate::fil::{FlashRequest, FlashStatus, PageWrite, TxnSource};
 use crate::ftl::blocks::Stream;
 use crate::ftl::config::TRANSLATION_LPN_BASE;
 use crate::ftl::data::UnitData;
@@ -88,17 +88,15 @@ impl FtlInner {
         for (page, units) in pages {
             let (tpages, data): (Vec<_>, Vec<_>) =
                 units.into_iter().partition(|(_, l)| l.0 >= TRANSLATION_LPN_BASE);
-            for (_, lpn) in tpages {
-                self.move_tpage(lpn.0 - TRANSLATION_LPN_BASE, victim).await;
-            }
-            if data.is_empty() {
-                continue;
-            }
             let mut req = FlashRequest::read(TxnSource::Gc, page);
             req.want_data = self.payload;
             let r = self.fil.submit(req).await;
             if r.status != FlashStatus::Ok {
                 continue; // store failure: the units stay where they are; erase is skipped below
+            }
+            for (slot, lpn) in tpages {
+                let unit = self.geo.unit_addr(page, slot);
+                self.copy_tpage(lpn.0 - TRANSLATION_LPN_BASE, unit, &r, plane).await;
             }
             for (slot, lpn) in data {
                 pending.push((lpn, self.geo.unit_addr(page, slot), self.unit_of(&r, slot)));
@@ -124,7 +122,7 @@ impl FtlInner {
         self.stats.borrow_mut().gc_units_moved += units.len() as u64;
         for (slot, (lpn, old, _)) in units.into_iter().enumerate() {
             let new = self.geo.unit_addr(page, slot as u32);
-            if r.status == FlashStatus::Ok && self.map_cas(lpn, old, new).await {
+            if r.status == FlashStatus::Ok && self.gc_remap(lpn, old, new) {
                 self.invalidate(old);
             } else {
                 self.invalidate(new); // the host wrote or trimmed it meanwhile
@@ -132,12 +130,26 @@ impl FtlInner {
         }
     }
 
-    /// Rewrites translation page `t` if its current copy is in `victim`.
-    async fn move_tpage(&self, t: u32, victim: BlockIdx) {
-        let here = self.dftl.as_ref().and_then(|d| d.borrow().location(t));
-        if here.is_some_and(|u| self.geo.block_of(self.geo.unit_page(u).0) == victim) {
-            self.tpage_write(t).await;
+    /// Copies translation page `t` (read from the victim as `r`, at `old`) into this plane's
+    /// GC frontier and points the directory at the copy, unless a rewrite of the page moved it
+    /// meanwhile. A copy needs no mapping-stream space, so GC never waits for the space it is
+    /// making.
+    async fn copy_tpage(&self, t: u32, old: UnitAddr, r: &crate::fil::TxnResult, plane: u32) {
+        let page = self.alloc_page(Stream::Gc, Some(plane)).await;
+        let mut oob = Oob::empty(self.geo.units_per_page());
+        oob.set(0, OobSlot { lpn: Some(Lpn(TRANSLATION_LPN_BASE + t)), tag: DataTag(t as u16) });
+        let write = PageWrite { oob, data: r.data.clone() };
+        let done = self.program(Stream::Mapping, page, write, 1).await;
+        let new = self.geo.unit_addr(page, 0);
+        let dftl = self.dftl.as_ref().expect("translation pages exist under DFTL");
+        let current = dftl.borrow().location(t) == Some(old);
+        if done.status == FlashStatus::Ok && current {
+            dftl.borrow_mut().relocate(t, new);
+            self.invalidate(old);
+        } else {
+            self.invalidate(new);
         }
+        self.stats.borrow_mut().gc_units_moved += 1;
     }
 
     /// Waits for reads pinning `victim`, erases it and returns it to the free pool.

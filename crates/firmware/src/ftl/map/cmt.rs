@@ -95,6 +95,11 @@ impl Cmt {
         self.state[seg as usize] &= !DIRTY;
     }
 
+    /// Cached segments that are dirty.
+    pub fn dirty_count(&self) -> usize {
+        self.state.iter().filter(|&&s| s & DIRTY != 0).count()
+    }
+
     /// The least recently used cached segment.
     pub fn lru(&self) -> Option<u32> {
         (self.tail != NIL).then(|| self.tail - 1)

@@ -17,6 +17,11 @@ pub struct Dftl {
     gtd: Vec<u32>,
     /// Translation pages being rewritten.
     pub writing: Vec<bool>,
+    /// Translation pages whose entries GC changed while none of their segments was cached:
+    /// the map in DRAM is newer than the page on flash until it is rewritten.
+    pub gc_pending: Vec<bool>,
+    /// Translation pages marked in `gc_pending`.
+    pub pending: u32,
     /// Translation-page contents as last programmed (kept for payload stores and checks).
     pub on_flash: Option<Vec<u32>>,
     /// Translation pages read (misses and read-modify-write).
@@ -46,6 +51,8 @@ impl Dftl {
             cmt: Cmt::new(segments, capacity),
             gtd: vec![0; tpages as usize],
             writing: vec![false; tpages as usize],
+            gc_pending: vec![false; tpages as usize],
+            pending: 0,
             on_flash: keep_contents.then(|| vec![0; (tpages * entries_per_tpage) as usize]),
             tpage_reads: 0,
             tpage_writes: 0,
@@ -70,6 +77,29 @@ impl Dftl {
         old
     }
 
+    /// Marks translation page `t` as behind the map in DRAM; returns whether it was not yet.
+    pub fn set_pending(&mut self, t: u32) -> bool {
+        let was = std::mem::replace(&mut self.gc_pending[t as usize], true);
+        self.pending += !was as u32;
+        !was
+    }
+
+    /// Translation page `t` is being rewritten from the map in DRAM.
+    pub fn clear_pending(&mut self, t: u32) {
+        if std::mem::replace(&mut self.gc_pending[t as usize], false) {
+            self.pending -= 1;
+        }
+    }
+
+    /// The first translation page behind the map in DRAM at or after `from` (wrapping).
+    pub fn next_pending(&self, from: u32) -> Option<u32> {
+        if self.pending == 0 {
+            return None;
+        }
+        let n = self.gc_pending.len();
+        (0..n).map(|k| (from as usize + k) % n).find(|&t| self.gc_pending[t]).map(|t| t as u32)
+    }
+
     /// The segment holding `lpn`.
     pub fn segment_of(&self, lpn: u32) -> u32 {
         lpn / self.segment_entries
@@ -90,6 +120,7 @@ impl Dftl {
     pub fn resident_bytes(&self) -> usize {
         self.gtd.capacity() * 4
             + self.writing.capacity()
+            + self.gc_pending.capacity()
             + self.cmt.resident_bytes()
             + self.on_flash.as_ref().map_or(0, |v| v.capacity() * 4)
     }

@@ -1,0 +1,62 @@
+//! `ssdlab age`: age a device and save it as a snapshot.
+
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use firmware::ftl::Precondition;
+use firmware::platform::StoreChoice;
+use firmware::snapshot::Snapshot;
+use ssdlab::Start;
+
+use super::run::{any_job_flag, jobs, prepare};
+use crate::cli::AgeArgs;
+use crate::device;
+use crate::progress::Progress;
+
+pub fn run(a: AgeArgs) -> Result<()> {
+    let cfg = device::load(a.device.as_deref())?;
+    let simulate = any_job_flag(&a.jobs);
+    let kind = match (a.precondition, simulate) {
+        (Some(k), _) => Some(k),
+        (None, false) => Some(Precondition::SteadyState { overwrites: 2.0 }),
+        (None, true) => None,
+    };
+    let started = Instant::now();
+    let start = kind.map_or(Start::Fresh, Start::Precondition);
+    let prepared = prepare(&cfg, &StoreChoice::Metadata, a.seed, start)?;
+    let mut aged: Vec<String> =
+        kind.map(|k| format!("{} (fast path)", ssdlab::describe(k))).into_iter().collect();
+    if simulate {
+        let jobs = jobs(&a.jobs)?;
+        let mut bar = Progress::new("commands");
+        let report = ssdlab::measure(&prepared, &jobs, a.seed, &mut |p| {
+            if let Some(total) = p.total {
+                bar.update(p.done, total);
+            }
+        })?;
+        bar.finish();
+        println!("{}", report::summary(&report));
+        aged.push(format!("simulated {} commands ({})", report.total.count, job_summary(&jobs)));
+    }
+    prepared.device.quiesce().context("bringing the device to rest")?;
+    let i = Snapshot::save(&prepared.device, &a.out, &aged.join(", then "), a.seed)?;
+    let size = std::fs::metadata(&a.out).map(|m| m.len()).unwrap_or(0);
+    println!(
+        "saved {} ({:#}): {} | {:#} of data, {} free blocks, erase counts min/mean/max {:.0}/{:.1}/{:.0} | {:.1}s",
+        a.out.display(),
+        sim::ByteSize(size),
+        i.aged,
+        sim::ByteSize(i.mapped_bytes),
+        i.free_blocks,
+        i.erase_counts[0],
+        i.erase_counts[1],
+        i.erase_counts[2],
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// A short description of the ageing jobs for the snapshot header.
+fn job_summary(jobs: &[host::workload::JobSpec]) -> String {
+    jobs.iter().map(|j| format!("{:?} {}", j.rw, j.name)).collect::<Vec<_>>().join("; ")
+}

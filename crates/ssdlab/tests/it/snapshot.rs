@@ -1,0 +1,153 @@
+//! Snapshots: an aged device saved and started from again keeps its state exactly, runs from it
+//! deterministically, refuses a configuration it does not belong to (naming the field), and
+//! rejects damaged files.
+
+use firmware::device::Device;
+use firmware::ftl::Precondition;
+use firmware::platform::StoreChoice;
+use firmware::snapshot::{Snapshot, SnapshotError, check_config};
+use ssdlab::{Start, measure, prepare};
+
+use crate::experiments::{build, device, job, run};
+
+const SMALL: &str = r#"
+name = "snapshot"
+[geometry]
+channels = 2
+ways = 1
+planes = 2
+blocks = 48
+pages = 32
+page_size = "16KiB"
+[ftl]
+op = 0.2
+mapping = { kind = "dftl", cmt = "16KiB", segment_entries = 64 }
+cache = { capacity = "256KiB" }
+"#;
+
+/// The array state as plain data: every block and every unit.
+fn state(dev: &Device) -> (Vec<nand::BlockState>, Vec<u32>) {
+    let a = dev.platform.fil.array().borrow();
+    (a.blocks().to_vec(), a.raw_units().to_vec())
+}
+
+#[test]
+fn a_saved_device_comes_back_exactly_and_runs_deterministically() {
+    let cfg = device(SMALL);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("aged.state");
+    let aged = build(&cfg, 3);
+    aged.ftl.precondition(Precondition::SteadyState { overwrites: 1.5 }, &mut |_, _| {});
+    // Then some simulated overwrites, so that the snapshot holds a state the fast path did not
+    // make (open frontiers, a warm CMT that quiesce must write out).
+    run(&aged, "rw=randwrite bs=4k iodepth=8 number_ios=3000", 4);
+    aged.quiesce().unwrap();
+    Snapshot::save(&aged, &path, "test", 3).unwrap();
+
+    let loaded = Snapshot::load(&path).unwrap();
+    assert_eq!(loaded.info.config, cfg);
+    assert_eq!(loaded.info.free_blocks, aged.ftl.free_blocks());
+    let (dev, report) = loaded.into_device(&cfg, 5).unwrap();
+    dev.ftl.check_invariants().unwrap();
+    assert_eq!(state(&dev), state(&aged), "array state after a round trip");
+    assert_eq!(report.mapped_units, aged.ftl.mapped_units());
+    assert_eq!(dev.ftl.mapped_units(), aged.ftl.mapped_units());
+    assert_eq!(dev.ftl.free_blocks(), aged.ftl.free_blocks());
+    assert!(report.frontiers > 0, "the simulated writes left open blocks: {report:?}");
+
+    // Reads of every written unit succeed; writes continue where the device stopped.
+    let r = run(&dev, "rw=randrw bs=4k iodepth=8 number_ios=4000", 6);
+    assert_eq!(r.op(host::workload::IoOp::Read).errors, 0);
+    dev.ftl.check_invariants().unwrap();
+
+    // Two runs from the same snapshot and seed give the same report.
+    let jobs = [job("rw=randwrite bs=4k iodepth=16 number_ios=5000")];
+    let report = |seed| {
+        let s = Snapshot::load(&path).unwrap();
+        let p = prepare(
+            &cfg,
+            &StoreChoice::Metadata,
+            seed,
+            Start::Snapshot { snapshot: Box::new(s), label: "x".into() },
+            &mut |_, _| {},
+        )
+        .unwrap();
+        let mut r = serde_json::to_value(measure(&p, &jobs, seed, &mut |_| {}).unwrap()).unwrap();
+        r["wall_time_s"] = 0.into();
+        r["requests_per_wall_sec"] = 0.into();
+        r
+    };
+    let a = report(7);
+    assert_eq!(a, report(7));
+    assert!(a["gc"]["invocations"].as_u64().unwrap() > 0, "an aged device collects garbage at once");
+}
+
+#[test]
+fn a_snapshot_refuses_a_configuration_it_does_not_belong_to() {
+    let cfg = device(SMALL);
+    // Geometry: always refused, naming the field.
+    let mut other = cfg.clone();
+    other.geometry.blocks = 64;
+    let e = check_config(&cfg, &other, true).unwrap_err();
+    let SnapshotError::ConfigMismatch { field, snapshot, config, .. } = &e else { panic!("{e}") };
+    assert_eq!((field.as_str(), snapshot.as_str(), config.as_str()), ("geometry.blocks", "48", "64"));
+    assert!(e.to_string().contains("age the device again"), "{e}");
+    // Over-provisioning shapes the state too.
+    let mut other = cfg.clone();
+    other.ftl.op = 0.1;
+    let e = check_config(&cfg, &other, true).unwrap_err();
+    assert!(e.to_string().contains("ftl.op"), "{e}");
+    // A policy change: refused by default, allowed (and listed) when relaxed.
+    let mut other = cfg.clone();
+    other.ftl.gc.victim = firmware::ftl::VictimPolicy::Fifo;
+    other.name = "renamed".into();
+    let e = check_config(&cfg, &other, false).unwrap_err();
+    assert!(
+        e.to_string().contains("ftl.gc.victim") && e.to_string().contains("--allow-config-change"),
+        "{e}"
+    );
+    let notes = check_config(&cfg, &other, true).unwrap();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].starts_with("ftl.gc.victim"), "{notes:?}");
+    // The same configuration under another name is the same configuration.
+    let mut same = cfg.clone();
+    same.name = "copy".into();
+    assert!(check_config(&cfg, &same, false).unwrap().is_empty());
+}
+
+#[test]
+fn damaged_snapshots_are_rejected_with_the_reason() {
+    let cfg = device(SMALL);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.state");
+    let dev = build(&cfg, 1);
+    dev.ftl.precondition(Precondition::RandomFill, &mut |_, _| {});
+    Snapshot::save(&dev, &path, "fill", 1).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    let reject = |data: &[u8], expect: &str| {
+        std::fs::write(&path, data).unwrap();
+        let e = Snapshot::load(&path)
+            .err()
+            .unwrap_or_else(|| panic!("accepted a file that should fail: {expect}"));
+        assert!(e.to_string().contains(expect), "expected {expect:?} in: {e}");
+    };
+    reject(b"not a snapshot at all", "does not start with SSDLSNAP");
+    reject(&bytes[..bytes.len() / 2], "state");
+    reject(&bytes[..10], "ends early");
+    let mut flipped = bytes.clone();
+    let at = bytes.len() - 20;
+    flipped[at] ^= 0x40;
+    reject(&flipped, "state");
+    let mut version = bytes.clone();
+    version[8] = 9;
+    reject(&version, "format version 9");
+    // A device that is not at rest cannot be captured.
+    let busy = build(&cfg, 1);
+    run(&busy, "rw=randwrite bs=4k iodepth=4 number_ios=200", 1);
+    let e = Snapshot::save(&busy, &path, "busy", 1).expect_err("dirty cache lines");
+    assert!(e.to_string().contains("dirty cache lines"), "{e}");
+    // A snapshot of a device with payloads is refused.
+    let mem = Device::build(&cfg, &StoreChoice::Memory, 1).unwrap();
+    let e = Snapshot::save(&mem, &path, "mem", 1).expect_err("payload store");
+    assert!(e.to_string().contains("metadata"), "{e}");
+}
