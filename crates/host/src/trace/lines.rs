@@ -10,6 +10,9 @@ use std::io::{self, BufRead};
 /// in memory.
 pub const MAX_LINE_BYTES: usize = 64 * 1024;
 
+/// The byte order mark some Windows tools put at the start of a UTF-8 text file.
+const UTF8_BOM: &[u8] = b"\xef\xbb\xbf";
+
 /// One line, as the reader sees it.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Line<'a> {
@@ -106,12 +109,16 @@ impl LineSource {
         self.read + 1
     }
 
-    /// The current line.
+    /// The current line (without a UTF-8 byte order mark, if the first line starts with one).
     pub(crate) fn line(&self) -> Line<'_> {
         if self.too_long {
             return Line::TooLong;
         }
-        Line::Text(self.buf.strip_suffix(b"\r").unwrap_or(&self.buf))
+        let text = self.buf.strip_suffix(b"\r").unwrap_or(&self.buf);
+        if self.number == 1 {
+            return Line::Text(text.strip_prefix(UTF8_BOM).unwrap_or(text));
+        }
+        Line::Text(text)
     }
 
     /// A copy of the current line, to [`put_back`](Self::put_back) later.
@@ -149,7 +156,7 @@ mod tests {
     fn endings_chunks_and_the_length_bound() {
         let long = vec![b'x'; MAX_LINE_BYTES + 1];
         let exact = vec![b'y'; MAX_LINE_BYTES];
-        let mut input = b"a\r\nb\n\n".to_vec();
+        let mut input = b"\xef\xbb\xbfa\r\nb\n\n".to_vec();
         input.extend_from_slice(&long);
         input.push(b'\n');
         input.extend_from_slice(&exact);

@@ -30,9 +30,9 @@
 //! 2. **Format**: forced by [`ReadOptions::format`] ([`TraceFormat`] parses `spc`, `msr`,
 //!    `mqsim`/`disksim`, `blkparse`, `iolog`), or detected from the first non-empty,
 //!    non-comment lines: the first of up to 32 that is unambiguously one format decides.
-//! 3. **Lines** end in `\n` or `\r\n`; empty lines, white space and comments (`#` first) are
-//!    skipped; numbers are decimal digits only. A line longer than [`MAX_LINE_BYTES`] is a bad
-//!    line.
+//! 3. **Lines** end in `\n` or `\r\n` (a UTF-8 byte order mark before the first is dropped);
+//!    empty lines, white space and comments (`#` first) are skipped; numbers are decimal digits
+//!    only. A line longer than [`MAX_LINE_BYTES`] is a bad line.
 //! 4. **Bad lines** (a field missing, not a number, an unknown opcode, a number or a byte offset
 //!    that overflows 64 bits, `offset + len` past `u64::MAX`) stop the reader with
 //!    [`TraceError::Line`], `file:line: what` (`websearch.spc:17: bad LBA 'x1'`), or with

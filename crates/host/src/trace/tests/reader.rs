@@ -41,18 +41,22 @@ fn detection_skips_comments_headers_and_corrupt_first_lines() {
         ("0 0 0 8 7\n1 0 0 8 1\n", TraceFormat::Mqsim),
         ("fio version 3 iolog\n0 f add\n", TraceFormat::Iolog),
         ("CPU0 (8,0):\n  8,0 0 1 0.1 1 Q R 0 + 8 [a]\n", TraceFormat::Blkparse),
+        ("\u{feff}1,hm,0,Read,0,512,1\r\n", TraceFormat::Msr),
     ];
     for (text, format) in cases {
         let mut r = reader(None, text);
         assert_eq!(r.format(), format, "{text:?}");
         // Parsing starts from line 1 again: a header row is a bad line, not lost.
-        if format == TraceFormat::Msr {
+        if text.starts_with("Timestamp") {
             assert!(r.next().unwrap().unwrap_err().to_string().starts_with("t:1: bad Timestamp"));
         }
     }
     let detected: Vec<_> =
         reader(None, "# c\n0,1,512,r,0.1\n\n1,2,512,w,0.2\n").map(Result::unwrap).collect();
     assert_eq!(detected.iter().map(|r| r.line).collect::<Vec<_>>(), [2, 4]);
+    // A byte order mark is dropped from the first line only.
+    assert_eq!(records(TraceFormat::Spc, "\u{feff}0,1,512,r,0.1\n").len(), 1);
+    assert_eq!(error(TraceFormat::Spc, "0,1,512,r,0.1\n\u{feff}0,1,512,r,0.1\n"), "t:2: bad ASU '\u{feff}0'");
 }
 
 #[test]
