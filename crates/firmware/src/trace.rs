@@ -6,39 +6,57 @@ use std::ops::AddAssign;
 use serde::{Deserialize, Serialize};
 use sim::SimDuration;
 
-/// Time per phase.
+/// Number of phases.
+pub const PHASES: usize = 12;
+
+/// Time per phase (serialised as nanoseconds).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Phases {
     /// Submission to fetch: doorbell, arbitration, waiting for the fetcher.
+    #[serde(with = "sim::time::as_nanos")]
     pub queue_wait: SimDuration,
-    /// Fetching the command and handing it to a worker.
+    /// Fetching the command (CPU time and the link) and handing it to the queue's workers.
+    #[serde(with = "sim::time::as_nanos")]
     pub fetch: SimDuration,
+    /// Fetched, waiting for a free worker coroutine of its queue.
+    #[serde(with = "sim::time::as_nanos")]
+    pub worker_wait: SimDuration,
     /// Data cache: lookups, waiting for a free line (including write-backs it forces).
+    #[serde(with = "sim::time::as_nanos")]
     pub cache: SimDuration,
     /// Mapping-table misses: loading entries, writing translation pages back.
+    #[serde(with = "sim::time::as_nanos")]
     pub mapping: SimDuration,
     /// Waiting in the FIL: ring, die queue, channel.
+    #[serde(with = "sim::time::as_nanos")]
     pub fil_wait: SimDuration,
     /// Die command phase: setup and array time.
+    #[serde(with = "sim::time::as_nanos")]
     pub command: SimDuration,
     /// Channel data transfer.
+    #[serde(with = "sim::time::as_nanos")]
     pub transfer: SimDuration,
     /// Software ECC correction.
+    #[serde(with = "sim::time::as_nanos")]
     pub ecc: SimDuration,
     /// Host data transfer over PCIe.
+    #[serde(with = "sim::time::as_nanos")]
     pub dma: SimDuration,
     /// Completion entry, interrupt and host handling.
+    #[serde(with = "sim::time::as_nanos")]
     pub completion: SimDuration,
     /// Everything else: firmware CPU time and waiting for a core.
+    #[serde(with = "sim::time::as_nanos")]
     pub firmware: SimDuration,
 }
 
 impl Phases {
     /// Names and values, in pipeline order.
-    pub fn entries(&self) -> [(&'static str, SimDuration); 11] {
+    pub fn entries(&self) -> [(&'static str, SimDuration); PHASES] {
         [
             ("queue_wait", self.queue_wait),
             ("fetch", self.fetch),
+            ("worker_wait", self.worker_wait),
             ("cache", self.cache),
             ("mapping", self.mapping),
             ("fil_wait", self.fil_wait),
@@ -51,12 +69,45 @@ impl Phases {
         ]
     }
 
+    /// Phases from values in [`entries`](Self::entries) order.
+    pub fn from_entries(v: [SimDuration; PHASES]) -> Phases {
+        let [
+            queue_wait,
+            fetch,
+            worker_wait,
+            cache,
+            mapping,
+            fil_wait,
+            command,
+            transfer,
+            ecc,
+            dma,
+            completion,
+            firmware,
+        ] = v;
+        Phases {
+            queue_wait,
+            fetch,
+            worker_wait,
+            cache,
+            mapping,
+            fil_wait,
+            command,
+            transfer,
+            ecc,
+            dma,
+            completion,
+            firmware,
+        }
+    }
+
     /// Every phase divided by `n` (the mean of `n` requests); zero for `n = 0`.
     pub fn mean(&self, n: u64) -> Phases {
         let d = |v: SimDuration| SimDuration::from_nanos(v.as_nanos().checked_div(n).unwrap_or(0));
         Phases {
             queue_wait: d(self.queue_wait),
             fetch: d(self.fetch),
+            worker_wait: d(self.worker_wait),
             cache: d(self.cache),
             mapping: d(self.mapping),
             fil_wait: d(self.fil_wait),
@@ -86,6 +137,7 @@ impl AddAssign for Phases {
     fn add_assign(&mut self, o: Phases) {
         self.queue_wait += o.queue_wait;
         self.fetch += o.fetch;
+        self.worker_wait += o.worker_wait;
         self.cache += o.cache;
         self.mapping += o.mapping;
         self.fil_wait += o.fil_wait;

@@ -11,5 +11,6 @@
 
 pub mod phys;
 pub mod run;
+pub mod series;
 pub mod trace;
 pub mod workload;

@@ -10,9 +10,10 @@ use firmware::device::Device;
 use firmware::hil::{AdminCommand, AdminResult, Controller, HostData, NvmeCommand, Priority, Status};
 use firmware::trace::Phases;
 use serde::Serialize;
-use sim::stats::Histogram;
+use sim::stats::{Histogram, LogHistogram};
 use sim::{CoreId, Deadlock, SimDuration, SimTime, Stop};
 
+use crate::series::{DeviceSample, Series};
 use crate::workload::{IoOp, JobError, JobSpec, JobStream, instantiate};
 
 /// What one direction measured.
@@ -26,6 +27,8 @@ pub struct OpMetrics {
     pub latency: Histogram,
     /// Summed phases (divide by `count` for the mean breakdown).
     pub phases: Phases,
+    /// Distribution of each phase, ns, in [`Phases::entries`] order.
+    pub phase_hist: Vec<LogHistogram>,
     /// Commands that failed.
     pub errors: u64,
 }
@@ -45,6 +48,79 @@ pub struct HostResults {
     pub clones: u32,
     /// Queue pairs used.
     pub queues: u32,
+    /// Throughput, latency and device counters over time.
+    pub series: Option<Series>,
+}
+
+/// How to run, beyond the jobs.
+#[derive(Clone)]
+pub struct RunOptions {
+    /// Initial time-series interval (it doubles to stay within `max_points`).
+    pub interval: SimDuration,
+    /// Most time-series points kept.
+    pub max_points: usize,
+    /// Where to send one record per completed command (`--per-request`).
+    pub per_request: Option<Rc<RefCell<dyn RequestSink>>>,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions { interval: SimDuration::from_micros(100), max_points: 1000, per_request: None }
+    }
+}
+
+/// One completed command, as the host saw it.
+#[derive(Clone, Debug)]
+pub struct RequestRecord {
+    /// Commands issued before this one in the run.
+    pub id: u64,
+    /// The job clone that issued it.
+    pub clone: u32,
+    /// Its submission queue.
+    pub qid: u16,
+    /// Direction.
+    pub op: IoOp,
+    /// Byte offset and length.
+    pub offset: u64,
+    /// Length in bytes.
+    pub len: u64,
+    /// Submission and completion times.
+    pub submitted: SimTime,
+    /// When the host saw the completion.
+    pub completed: SimTime,
+    /// Whether it succeeded.
+    pub ok: bool,
+    /// Where its time went.
+    pub phases: Phases,
+}
+
+/// Receives every completed command of a run.
+pub trait RequestSink {
+    /// One command completed.
+    fn record(&mut self, r: &RequestRecord);
+}
+
+impl OpMetrics {
+    /// Counts one completed command (`measured`: after the ramp).
+    fn add(&mut self, ok: bool, measured: bool, bytes: u64, latency: SimDuration, phases: &Phases) {
+        if !ok {
+            self.errors += 1;
+            return;
+        }
+        if !measured {
+            return;
+        }
+        self.count += 1;
+        self.bytes += bytes;
+        self.latency.record_duration(latency);
+        self.phases += *phases;
+        if self.phase_hist.is_empty() {
+            self.phase_hist = vec![LogHistogram::new(); phases.entries().len()];
+        }
+        for (h, (_, d)) in self.phase_hist.iter_mut().zip(phases.entries()) {
+            h.record(d.as_nanos());
+        }
+    }
 }
 
 impl HostResults {
@@ -87,6 +163,9 @@ pub enum RunError {
 struct Shared {
     results: RefCell<HostResults>,
     done: Cell<u64>,
+    series: RefCell<Series>,
+    finished: Cell<bool>,
+    sink: Option<Rc<RefCell<dyn RequestSink>>>,
 }
 
 /// Runs `jobs` on `dev` to completion (every stream exhausted or every runtime over), creating
@@ -96,6 +175,17 @@ pub fn run_jobs(
     dev: &Device,
     jobs: &[JobSpec],
     seed: u64,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<HostResults, RunError> {
+    run_jobs_with(dev, jobs, seed, &RunOptions::default(), progress)
+}
+
+/// [`run_jobs`] with options: the time-series interval and a per-request sink.
+pub fn run_jobs_with(
+    dev: &Device,
+    jobs: &[JobSpec],
+    seed: u64,
+    opts: &RunOptions,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<HostResults, RunError> {
     let ctl = dev.controller.clone();
@@ -128,12 +218,17 @@ pub fn run_jobs(
             ..HostResults::default()
         }),
         done: Cell::new(0),
+        series: RefCell::new(Series::new(start, DeviceSample::of(&dev.ftl), opts.interval, opts.max_points)),
+        finished: Cell::new(false),
+        sink: opts.per_request.clone(),
     });
     let cx = dev.platform.sim.cx();
+    spawn_sampler(dev, shared.clone());
     for (i, inst) in instances.into_iter().enumerate() {
         let spec = inst.stream.spec().clone();
         let clone = Rc::new(Clone_ {
             ctl: ctl.clone(),
+            index: i as u32,
             qid: (i as u32 % queues) as u16 + 1,
             stream: RefCell::new(inst.stream),
             next_start: RefCell::new([start; 3]),
@@ -159,13 +254,37 @@ pub fn run_jobs(
             break;
         }
     }
-    let results = shared.results.borrow().clone();
+    shared.finished.set(true);
+    let mut results = shared.results.borrow().clone();
+    let mut series = shared.series.borrow().clone();
+    if !series.open_is_empty() {
+        series.close(dev.platform.sim.now().max(results.window_end), DeviceSample::of(&dev.ftl));
+    }
+    results.series = Some(series);
     Ok(results)
+}
+
+/// Closes a time-series interval at every boundary until the run finishes.
+fn spawn_sampler(dev: &Device, shared: Rc<Shared>) {
+    let cx = dev.platform.sim.cx();
+    let ftl = dev.ftl.clone();
+    let c = cx.clone();
+    cx.spawn_daemon(CoreId::UNBOUND, "time-series sampler", async move {
+        loop {
+            let at = shared.series.borrow().next_boundary();
+            c.sleep_until(at).await;
+            if shared.finished.get() {
+                return;
+            }
+            shared.series.borrow_mut().close(at, DeviceSample::of(&ftl));
+        }
+    });
 }
 
 /// One running clone of a job.
 struct Clone_ {
     ctl: Rc<Controller>,
+    index: u32,
     qid: u16,
     stream: RefCell<JobStream>,
     /// Earliest start of the next I/O per direction (rate caps).
@@ -211,20 +330,41 @@ impl Clone_ {
                 }
                 IoOp::Trim => NvmeCommand::deallocate(vec![(slba, nlb)]),
             };
-            self.shared.results.borrow_mut().issued += 1;
+            let id = {
+                let mut r = self.shared.results.borrow_mut();
+                r.issued += 1;
+                r.issued - 1
+            };
             let c = self.ctl.submit(self.qid, cmd).await;
             self.shared.done.set(self.shared.done.get() + 1);
+            let ok = c.status == Status::Success;
+            let latency = c.timing.completed.since(c.timing.submitted);
+            if ok {
+                self.shared.series.borrow_mut().record(req.op, req.len as u64, latency);
+            }
+            if let Some(sink) = &self.shared.sink {
+                sink.borrow_mut().record(&RequestRecord {
+                    id,
+                    clone: self.index,
+                    qid: self.qid,
+                    op: req.op,
+                    offset: req.offset,
+                    len: req.len as u64,
+                    submitted: c.timing.submitted,
+                    completed: c.timing.completed,
+                    ok,
+                    phases: c.phases,
+                });
+            }
             let mut r = self.shared.results.borrow_mut();
             r.window_end = r.window_end.max(c.timing.completed);
-            let m = &mut r.ops[req.op as usize];
-            if c.status != Status::Success {
-                m.errors += 1;
-            } else if c.timing.submitted >= self.ramp_end {
-                m.count += 1;
-                m.bytes += req.len as u64;
-                m.latency.record_duration(c.timing.completed.since(c.timing.submitted));
-                m.phases += c.phases;
-            }
+            r.ops[req.op as usize].add(
+                ok,
+                c.timing.submitted >= self.ramp_end,
+                req.len as u64,
+                latency,
+                &c.phases,
+            );
         }
     }
 }

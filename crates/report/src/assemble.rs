@@ -48,6 +48,9 @@ pub fn assemble(dev: &Device, host: &HostResults, info: &RunInfo) -> Report {
                 errors: m.errors,
                 latency_ns: m.latency.summary(),
                 phases_ns: m.phases.mean(m.count),
+                phases_p50_ns: phase_quantile(&m.phase_hist, 0.5),
+                phases_p99_ns: phase_quantile(&m.phase_hist, 0.99),
+                latency_cdf_ns: CDF_QUANTILES.iter().map(|&q| [q, m.latency.quantile(q) as f64]).collect(),
             },
         );
     }
@@ -66,6 +69,13 @@ pub fn assemble(dev: &Device, host: &HostResults, info: &RunInfo) -> Report {
         mean,
         max: counts.iter().copied().fold(0.0, f64::max) as u32,
         stddev: (counts.iter().map(|c| (c - mean).powi(2)).sum::<f64>() / n).sqrt(),
+        histogram: {
+            let mut h = vec![0u64; counts.iter().copied().fold(0.0, f64::max) as usize + 1];
+            for &c in &counts {
+                h[c as usize] += 1;
+            }
+            h
+        },
     };
     let (hits, misses) = dev.ftl.cache_hits();
     let (to_device, to_host) = dev.controller.link().bytes();
@@ -125,5 +135,57 @@ pub fn assemble(dev: &Device, host: &HostResults, info: &RunInfo) -> Report {
         },
         link: LinkReport { to_device, to_host },
         smart: dev.controller.smart_log(),
+        timeseries: host.series.as_ref().map(timeseries).unwrap_or_default(),
     }
+}
+
+/// Quantiles at which the latency CDF is reported.
+const CDF_QUANTILES: [f64; 106] = {
+    let mut q = [0.0; 106];
+    let mut i = 0;
+    while i < 100 {
+        q[i] = i as f64 / 100.0;
+        i += 1;
+    }
+    let tail = [0.995, 0.999, 0.9995, 0.9999, 0.99999, 1.0];
+    let mut j = 0;
+    while j < tail.len() {
+        q[100 + j] = tail[j];
+        j += 1;
+    }
+    q
+};
+
+fn phase_quantile(hist: &[sim::stats::LogHistogram], q: f64) -> firmware::trace::Phases {
+    let mut v = [sim::SimDuration::ZERO; firmware::trace::PHASES];
+    for (slot, h) in v.iter_mut().zip(hist) {
+        *slot = sim::SimDuration::from_nanos(h.quantile(q));
+    }
+    firmware::trace::Phases::from_entries(v)
+}
+
+/// The report's columns from the host's series.
+fn timeseries(s: &host::series::Series) -> TimeSeriesReport {
+    let mut r = TimeSeriesReport { interval_ns: s.interval.as_nanos(), ..TimeSeriesReport::default() };
+    let (mut prev_end, mut prev) = (s.start, s.start_device);
+    for p in &s.points {
+        let secs = p.end.saturating_since(prev_end).as_secs_f64().max(1e-12);
+        let per_s = |n: u64| n as f64 / secs;
+        r.t_ms.push(p.end.saturating_since(s.start).as_secs_f64() * 1e3);
+        r.read_iops.push(per_s(p.done[0]));
+        r.write_iops.push(per_s(p.done[1]));
+        r.iops.push(per_s(p.done.iter().sum()));
+        r.mb_per_s.push(p.bytes as f64 / secs / 1e6);
+        let some = p.latency.count() > 0;
+        r.latency_mean_us.push(some.then(|| p.latency.mean() / 1e3));
+        r.latency_p99_us.push(some.then(|| p.latency.quantile(0.99) as f64 / 1e3));
+        let host = p.device.host_units.saturating_sub(prev.host_units);
+        let flash = p.device.flash_units.saturating_sub(prev.flash_units);
+        r.waf.push((host > 0).then(|| flash as f64 / host as f64));
+        r.free_blocks.push(p.device.free_blocks);
+        r.gc_units_moved.push(p.device.gc_units_moved.saturating_sub(prev.gc_units_moved));
+        r.erases.push(p.device.erases.saturating_sub(prev.erases));
+        (prev_end, prev) = (p.end, p.device);
+    }
+    r
 }

@@ -18,4 +18,4 @@ mod text;
 
 pub use assemble::{RunInfo, assemble};
 pub use schema::*;
-pub use text::summary;
+pub use text::{breakdown, summary};

@@ -58,6 +58,8 @@ pub struct Report {
     pub link: LinkReport,
     /// The SMART / health log at the end.
     pub smart: SmartLog,
+    /// Metrics over time.
+    pub timeseries: TimeSeriesReport,
 }
 
 /// IOPS and bandwidth.
@@ -85,6 +87,45 @@ pub struct OpReport {
     pub latency_ns: Summary,
     /// Mean time per phase, ns (they add up to the mean latency).
     pub phases_ns: Phases,
+    /// Median of each phase, ns (within 3%).
+    pub phases_p50_ns: Phases,
+    /// 99th percentile of each phase, ns (within 3%).
+    pub phases_p99_ns: Phases,
+    /// The latency distribution: `[quantile, ns]` pairs from 0 to 1 (every percent, then the
+    /// tail: 99.5, 99.9, 99.95, 99.99, 99.999%).
+    pub latency_cdf_ns: Vec<[f64; 2]>,
+}
+
+/// Metrics over time. Each column has one value per interval; `t_ms` is the interval's end,
+/// in milliseconds since the run started. Intervals are `interval_ns` wide, except that the
+/// first ones may be narrower (the interval doubles to keep the series short).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct TimeSeriesReport {
+    /// Width of the last intervals, ns.
+    pub interval_ns: u64,
+    /// End of each interval, ms since the run started.
+    pub t_ms: Vec<f64>,
+    /// Reads completed per second.
+    pub read_iops: Vec<f64>,
+    /// Writes completed per second.
+    pub write_iops: Vec<f64>,
+    /// Every command completed per second.
+    pub iops: Vec<f64>,
+    /// Megabytes (10^6) moved per second.
+    pub mb_per_s: Vec<f64>,
+    /// Mean latency of the commands completed in the interval, us (`null` if none).
+    pub latency_mean_us: Vec<Option<f64>>,
+    /// 99th-percentile latency, us (within 3%; `null` if none).
+    pub latency_p99_us: Vec<Option<f64>>,
+    /// Flash units programmed over host units written in the interval (`null` if the host
+    /// wrote nothing).
+    pub waf: Vec<Option<f64>>,
+    /// Free blocks at the interval's end.
+    pub free_blocks: Vec<u64>,
+    /// Units GC moved in the interval.
+    pub gc_units_moved: Vec<u64>,
+    /// Blocks erased in the interval.
+    pub erases: Vec<u64>,
 }
 
 /// Write amplification.
@@ -128,6 +169,8 @@ pub struct WearReport {
     pub max: u32,
     /// Standard deviation.
     pub stddev: f64,
+    /// Good blocks per erase count: `histogram[n]` blocks were erased `n` times.
+    pub histogram: Vec<u64>,
 }
 
 /// A hit ratio.

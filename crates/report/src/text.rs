@@ -59,8 +59,10 @@ pub fn summary(r: &Report) -> String {
             "total", r.total.count, r.total.iops, r.total.mb_per_s
         );
     }
-    let names =
-        ["queue", "fetch", "cache", "map", "fil-wait", "command", "xfer", "ecc", "dma", "compl", "fw"];
+    let names = [
+        "queue", "fetch", "worker", "cache", "map", "fil-wait", "command", "xfer", "ecc", "dma", "compl",
+        "fw",
+    ];
     let mut header = format!("{:<6} mean us:", "phase");
     for n in names {
         let _ = write!(header, " {n:>8}");
@@ -98,5 +100,41 @@ pub fn summary(r: &Report) -> String {
         pct(mean(&r.utilisation.dies)),
         cores.join(", ")
     );
+    s
+}
+
+/// Where the time went, per operation: each phase's mean, its share of the mean latency, and
+/// its median and 99th percentile (`ssdlab run --breakdown`).
+pub fn breakdown(r: &Report) -> String {
+    let mut s = String::new();
+    for (name, o) in &r.ops {
+        let total: u64 = o.phases_ns.entries().iter().map(|(_, d)| d.as_nanos()).sum();
+        let _ = writeln!(
+            s,
+            "{name}: {} commands, mean latency {} us",
+            o.throughput.count,
+            us(o.latency_ns.mean).trim()
+        );
+        let _ = writeln!(
+            s,
+            "  {:<12} {:>10} {:>7} {:>10} {:>10}",
+            "phase", "mean us", "share", "p50 us", "p99 us"
+        );
+        let rows =
+            o.phases_ns.entries().into_iter().zip(o.phases_p50_ns.entries()).zip(o.phases_p99_ns.entries());
+        for (((phase, mean), (_, p50)), (_, p99)) in rows {
+            let share = mean.as_nanos() as f64 / total.max(1) as f64;
+            let _ = writeln!(
+                s,
+                "  {:<12} {:>10} {:>7} {:>10} {:>10}",
+                phase,
+                us(mean.as_nanos() as f64),
+                pct(share),
+                us(p50.as_nanos() as f64),
+                us(p99.as_nanos() as f64)
+            );
+        }
+        let _ = writeln!(s, "  {:<12} {:>10} {:>7}", "total", us(total as f64), pct(1.0));
+    }
     s
 }

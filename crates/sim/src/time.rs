@@ -230,6 +230,24 @@ impl<'de> Deserialize<'de> for SimDuration {
     }
 }
 
+/// Serde helpers for a [`SimDuration`] written as an integer number of nanoseconds (reports
+/// meant for programs): `#[serde(with = "sim::time::as_nanos")]`. Reading also accepts a unit
+/// string.
+pub mod as_nanos {
+    use super::SimDuration;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    /// Writes the duration as nanoseconds.
+    pub fn serialize<S: Serializer>(d: &SimDuration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(d.0)
+    }
+
+    /// Reads nanoseconds or a unit string.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<SimDuration, D::Error> {
+        SimDuration::deserialize(d)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -73,7 +73,30 @@ pub struct RunArgs {
     #[arg(long, requires = "state")]
     pub allow_config_change: bool,
     #[command(flatten)]
+    pub output: OutputArgs,
+    #[command(flatten)]
     pub common: CommonArgs,
+}
+
+/// What to show or save beyond the summary.
+#[derive(Args, Debug)]
+pub struct OutputArgs {
+    /// Print where each operation's time went: every phase's mean, share, median and p99.
+    #[arg(long)]
+    pub breakdown: bool,
+    /// Initial time-series interval in simulated time (it doubles to keep at most 1000
+    /// points), e.g. 1ms.
+    #[arg(long, value_name = "DURATION", default_value = "100us")]
+    pub interval: sim::SimDuration,
+    /// Write one CSV line per command: identity, times and every phase in nanoseconds.
+    #[arg(long, value_name = "FILE")]
+    pub per_request: Option<PathBuf>,
+}
+
+impl Default for OutputArgs {
+    fn default() -> Self {
+        OutputArgs { breakdown: false, interval: sim::SimDuration::from_micros(100), per_request: None }
+    }
 }
 
 #[derive(Args, Debug)]

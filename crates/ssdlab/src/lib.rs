@@ -5,6 +5,9 @@
 //! (fresh, preconditioned, or from a snapshot), then [`measure`] runs the jobs and assembles the
 //! report. [`simulate`] does both for a fresh device.
 
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
 use std::time::Instant;
 
 use firmware::config::DeviceConfig;
@@ -12,7 +15,7 @@ use firmware::device::Device;
 use firmware::ftl::Precondition;
 use firmware::platform::StoreChoice;
 use firmware::snapshot::{Snapshot, SnapshotError};
-use host::run::{Progress, RunError, run_jobs};
+use host::run::{Progress, RequestRecord, RequestSink, RunError, RunOptions, run_jobs_with};
 use host::workload::JobSpec;
 use report::{Report, RunInfo, assemble};
 
@@ -79,10 +82,11 @@ pub fn measure(
     p: &Prepared,
     jobs: &[JobSpec],
     seed: u64,
+    opts: &RunOptions,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Report, SimulateError> {
     let started = Instant::now();
-    let host = run_jobs(&p.device, jobs, seed, progress)?;
+    let host = run_jobs_with(&p.device, jobs, seed, opts, progress)?;
     let info = RunInfo {
         seed,
         jobs: jobs.to_vec(),
@@ -101,7 +105,7 @@ pub fn simulate(
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Report, SimulateError> {
     let p = prepare(cfg, store, seed, Start::Fresh, &mut |_, _| {})?;
-    measure(&p, jobs, seed, progress)
+    measure(&p, jobs, seed, &RunOptions::default(), progress)
 }
 
 /// How a preconditioning is named in reports and snapshots.
@@ -131,4 +135,63 @@ pub enum SimulateError {
     /// Preconditioning needs a fresh device.
     #[error("--precondition needs a fresh device, but the NAND image already holds data")]
     NotFresh,
+}
+
+/// Writes one CSV line per completed command (`--per-request FILE`): identity, times and every
+/// phase in nanoseconds. Keeps the first write error for [`CsvRequests::finish`].
+pub struct CsvRequests {
+    out: BufWriter<File>,
+    error: Option<io::Error>,
+}
+
+impl CsvRequests {
+    /// Creates `path` and writes the header.
+    pub fn create(path: &Path) -> io::Result<CsvRequests> {
+        let mut out = BufWriter::with_capacity(1 << 16, File::create(path)?);
+        let phases: Vec<&str> =
+            firmware::trace::Phases::default().entries().iter().map(|(n, _)| *n).collect();
+        writeln!(
+            out,
+            "id,clone,qid,op,offset,bytes,submitted_ns,completed_ns,latency_ns,ok,{}",
+            phases.iter().map(|p| format!("{p}_ns")).collect::<Vec<_>>().join(",")
+        )?;
+        Ok(CsvRequests { out, error: None })
+    }
+
+    /// Flushes the file; the first error met while writing, if any.
+    pub fn finish(&mut self) -> io::Result<()> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        self.out.flush()
+    }
+}
+
+impl RequestSink for CsvRequests {
+    fn record(&mut self, r: &RequestRecord) {
+        if self.error.is_some() {
+            return;
+        }
+        let mut line = format!(
+            "{},{},{},{},{},{},{},{},{},{}",
+            r.id,
+            r.clone,
+            r.qid,
+            r.op.name(),
+            r.offset,
+            r.len,
+            r.submitted.as_nanos(),
+            r.completed.as_nanos(),
+            r.completed.saturating_since(r.submitted).as_nanos(),
+            r.ok as u8
+        );
+        for (_, d) in r.phases.entries() {
+            line.push(',');
+            line.push_str(&d.as_nanos().to_string());
+        }
+        line.push('\n');
+        if let Err(e) = self.out.write_all(line.as_bytes()) {
+            self.error = Some(e);
+        }
+    }
 }

@@ -8,6 +8,12 @@ mod progress;
 use clap::Parser;
 
 fn main() {
+    // Like other Unix tools, stop quietly when the reader of our output goes away
+    // (`ssdlab run | head`) instead of panicking on a broken pipe.
+    // SAFETY: called before any other thread exists; SIG_DFL is a valid disposition.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let args = cli::Cli::parse();
     if let Err(e) = commands::dispatch(args) {
         eprintln!("ssdlab: {e:#}");

@@ -166,7 +166,13 @@ impl Controller {
         q.outstanding.set(q.outstanding.get() + 1);
         let (tx, rx) = oneshot::channel(&self.cx, "nvme completion");
         self.cx.sleep(self.link.mmio_latency()).await; // the doorbell write crosses the link
-        q.sq.borrow_mut().push_back(Entry { cmd, reply: tx, submitted, fetch_start: submitted });
+        q.sq.borrow_mut().push_back(Entry {
+            cmd,
+            reply: tx,
+            submitted,
+            fetch_start: submitted,
+            fetched: submitted,
+        });
         self.doorbell.notify_one();
         let c = rx.await.unwrap_or_else(|_| fail(Status::InternalError("controller stopped".into())));
         q.outstanding.set(q.outstanding.get() - 1);
@@ -191,8 +197,9 @@ impl Controller {
             };
             self.cx.compute(self.cfg.costs.fetch * entries.len() as u64).await;
             self.link.transfer(&self.cx, Dir::ToDevice, 64 * entries.len() as u64).await;
+            let fetched = self.cx.now();
             for e in entries {
-                if q.inbox.try_push(Work::Cmd(e)).is_err() {
+                if q.inbox.try_push(Work::Cmd(Entry { fetched, ..e })).is_err() {
                     unreachable!("an inbox holds a full queue's worth of commands");
                 }
             }

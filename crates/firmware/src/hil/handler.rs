@@ -95,7 +95,8 @@ impl Controller {
         let start = self.cx.now();
         let mut ph = Phases {
             queue_wait: e.fetch_start.since(e.submitted),
-            fetch: start.since(e.fetch_start),
+            fetch: e.fetched.since(e.fetch_start),
+            worker_wait: start.since(e.fetched),
             ..Phases::default()
         };
         self.cx.compute(self.cfg.costs.parse).await;
@@ -104,7 +105,7 @@ impl Controller {
             Ok(()) => self.execute(&e.cmd, &mut ph).await,
         };
         let done = self.cx.now();
-        ph.firmware += done.since(start) - (ph.total() - ph.queue_wait - ph.fetch);
+        ph.firmware += done.since(start) - (ph.total() - ph.queue_wait - ph.fetch - ph.worker_wait);
         self.cx.compute(self.cfg.costs.completion).await;
         self.link.transfer(&self.cx, Dir::ToHost, 16).await;
         ph.completion += self.cx.now().since(done);

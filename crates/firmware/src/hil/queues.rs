@@ -31,6 +31,8 @@ pub struct Entry {
     pub reply: oneshot::Sender<NvmeCompletion>,
     pub submitted: SimTime,
     pub fetch_start: SimTime,
+    /// When the fetcher handed it to the queue's workers.
+    pub fetched: SimTime,
 }
 
 /// What a worker receives.

@@ -8,10 +8,9 @@ use firmware::platform::StoreChoice;
 use firmware::snapshot::Snapshot;
 use ssdlab::Start;
 
-use super::run::{any_job_flag, jobs, prepare};
-use crate::cli::AgeArgs;
+use super::run::{any_job_flag, jobs, measure, prepare};
+use crate::cli::{AgeArgs, OutputArgs};
 use crate::device;
-use crate::progress::Progress;
 
 pub fn run(a: AgeArgs) -> Result<()> {
     let cfg = device::load(a.device.as_deref())?;
@@ -28,13 +27,7 @@ pub fn run(a: AgeArgs) -> Result<()> {
         kind.map(|k| format!("{} (fast path)", ssdlab::describe(k))).into_iter().collect();
     if simulate {
         let jobs = jobs(&a.jobs)?;
-        let mut bar = Progress::new("commands");
-        let report = ssdlab::measure(&prepared, &jobs, a.seed, &mut |p| {
-            if let Some(total) = p.total {
-                bar.update(p.done, total);
-            }
-        })?;
-        bar.finish();
+        let report = measure(&prepared, &jobs, a.seed, &OutputArgs::default())?;
         println!("{}", report::summary(&report));
         aged.push(format!("simulated {} commands ({})", report.total.count, job_summary(&jobs)));
     }

@@ -1,15 +1,18 @@
 //! `ssdlab run`: simulate a device under fio-like jobs.
 
+use std::cell::RefCell;
 use std::path::Path;
+use std::rc::Rc;
 
 use anyhow::{Context, Result, bail};
 use firmware::config::DeviceConfig;
 use firmware::platform::StoreChoice;
 use firmware::snapshot::{Snapshot, check_config};
+use host::run::{RequestSink, RunOptions};
 use host::workload::{JobSpec, parse_job_file};
-use ssdlab::Start;
+use ssdlab::{CsvRequests, Start};
 
-use crate::cli::{JobArgs, RunArgs};
+use crate::cli::{JobArgs, OutputArgs, RunArgs};
 use crate::device;
 use crate::progress::Progress;
 
@@ -25,18 +28,49 @@ pub fn run(a: RunArgs) -> Result<()> {
     let jobs = jobs(&a.jobs)?;
     let store = device::store(&a.common)?;
     let prepared = prepare(&cfg, &store, a.common.seed, start)?;
+    let report = measure(&prepared, &jobs, a.common.seed, &a.output)?;
+    if let Some(path) = &a.common.json {
+        super::write_json(path, &report)?;
+    }
+    println!("{}", report::summary(&report));
+    if a.output.breakdown {
+        print!("\n{}", report::breakdown(&report));
+    }
+    Ok(())
+}
+
+/// Runs the jobs with a progress bar and the outputs asked for.
+pub(crate) fn measure(
+    prepared: &ssdlab::Prepared,
+    jobs: &[JobSpec],
+    seed: u64,
+    out: &OutputArgs,
+) -> Result<report::Report> {
+    if out.interval.is_zero() {
+        bail!("--interval must be above zero");
+    }
+    let csv = match &out.per_request {
+        Some(path) => Some(Rc::new(RefCell::new(
+            CsvRequests::create(path).with_context(|| format!("creating {}", path.display()))?,
+        ))),
+        None => None,
+    };
+    let opts = RunOptions {
+        interval: out.interval,
+        per_request: csv.clone().map(|c| c as Rc<RefCell<dyn RequestSink>>),
+        ..RunOptions::default()
+    };
     let mut bar = Progress::new("commands");
-    let report = ssdlab::measure(&prepared, &jobs, a.common.seed, &mut |p| {
+    let report = ssdlab::measure(prepared, jobs, seed, &opts, &mut |p| {
         if let Some(total) = p.total {
             bar.update(p.done, total);
         }
     })?;
     bar.finish();
-    println!("{}", report::summary(&report));
-    if let Some(path) = &a.common.json {
-        super::write_json(path, &report)?;
+    if let (Some(csv), Some(path)) = (csv, &out.per_request) {
+        csv.borrow_mut().finish().with_context(|| format!("writing {}", path.display()))?;
     }
-    Ok(())
+    Ok(report)
 }
 
 /// Builds the device in its starting state, with a progress bar while it ages.

@@ -68,3 +68,67 @@ fn image_store_keeps_data_across_runs() {
     let out = ok(&["phys", dev, "--op", "read", "--count", "64", "--store", "image", "--image", img]);
     assert!(out.contains("read"), "{out}");
 }
+
+/// A small device for command-line runs.
+const SMALL: &str = r#"
+name = "cli small"
+[geometry]
+channels = 2
+ways = 2
+planes = 2
+blocks = 64
+pages = 32
+page_size = "16KiB"
+[ftl]
+op = 0.15
+"#;
+
+#[test]
+fn run_shows_the_breakdown_and_saves_series_and_per_request_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("small.toml");
+    std::fs::write(&cfg, SMALL).unwrap();
+    let (json, csv) = (dir.path().join("r.json"), dir.path().join("req.csv"));
+    #[rustfmt::skip]
+    let out = ok(&[
+        "run", cfg.to_str().unwrap(), "--precondition", "steady-state", "--rw", "randrw", "--number-ios", "3000",
+        "--iodepth", "8", "--numjobs", "2", "--breakdown", "--interval", "1ms",
+        "--json", json.to_str().unwrap(), "--per-request", csv.to_str().unwrap(),
+    ]);
+    assert!(out.contains("started from: steady-state:2 (fast path)"), "{out}");
+    assert!(out.contains("worker_wait") && out.contains("p99 us"), "{out}");
+    // The per-request file: a header and one line per command, latency = the sum of phases.
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(header[..4], ["id", "clone", "qid", "op"]);
+    let rows: Vec<Vec<u64>> = lines
+        .map(|l| l.split(',').enumerate().filter(|(i, _)| *i != 3).map(|(_, v)| v.parse().unwrap()).collect())
+        .collect();
+    assert_eq!(rows.len(), 6000);
+    for r in &rows {
+        let latency = r[7];
+        let phases: u64 = r[9..].iter().sum();
+        assert_eq!(latency, phases, "phases add up to the latency: {r:?}");
+    }
+    // The time series covers the run and counts every command.
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let ts = &report["timeseries"];
+    let t: Vec<f64> = serde_json::from_value(ts["t_ms"].clone()).unwrap();
+    let iops: Vec<f64> = serde_json::from_value(ts["iops"].clone()).unwrap();
+    assert!(t.len() > 10 && t.windows(2).all(|w| w[0] < w[1]), "{t:?}");
+    let mut prev = 0.0;
+    let completed: f64 = t
+        .iter()
+        .zip(&iops)
+        .map(|(&end, &rate)| {
+            let n = rate * (end - prev) / 1e3;
+            prev = end;
+            n
+        })
+        .sum();
+    assert!((completed - 6000.0).abs() < 1.0, "{completed}");
+    assert!(ts["free_blocks"].as_array().unwrap().iter().all(|v| v.as_u64().is_some()));
+    assert!(report["wear"]["histogram"].as_array().unwrap().len() > 1);
+    assert_eq!(report["ops"]["read"]["latency_cdf_ns"].as_array().unwrap().len(), 106);
+}

@@ -72,7 +72,8 @@ fn a_saved_device_comes_back_exactly_and_runs_deterministically() {
             &mut |_, _| {},
         )
         .unwrap();
-        let mut r = serde_json::to_value(measure(&p, &jobs, seed, &mut |_| {}).unwrap()).unwrap();
+        let mut r = serde_json::to_value(measure(&p, &jobs, seed, &Default::default(), &mut |_| {}).unwrap())
+            .unwrap();
         r["wall_time_s"] = 0.into();
         r["requests_per_wall_sec"] = 0.into();
         r
