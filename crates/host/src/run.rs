@@ -11,6 +11,7 @@ use firmware::hil::{AdminCommand, AdminResult, Controller, HostData, NvmeCommand
 use firmware::trace::Phases;
 use serde::Serialize;
 use sim::stats::{Histogram, LogHistogram};
+use sim::trace::{Trace, TraceWindow};
 use sim::{CoreId, Deadlock, SimDuration, SimTime, Stop};
 
 use crate::series::{DeviceSample, Series};
@@ -50,6 +51,8 @@ pub struct HostResults {
     pub queues: u32,
     /// Throughput, latency and device counters over time.
     pub series: Option<Series>,
+    /// The event trace, if one was asked for.
+    pub trace: Option<Trace>,
 }
 
 /// How to run, beyond the jobs.
@@ -61,18 +64,26 @@ pub struct RunOptions {
     pub max_points: usize,
     /// Where to send one record per completed command (`--per-request`).
     pub per_request: Option<Rc<RefCell<dyn RequestSink>>>,
+    /// Record an event trace; `from` and `until` count from the start of the run.
+    pub trace: Option<TraceWindow>,
 }
 
 impl Default for RunOptions {
     fn default() -> Self {
-        RunOptions { interval: SimDuration::from_micros(100), max_points: 1000, per_request: None }
+        RunOptions {
+            interval: SimDuration::from_micros(100),
+            max_points: 1000,
+            per_request: None,
+            trace: None,
+        }
     }
 }
 
 /// One completed command, as the host saw it.
 #[derive(Clone, Debug)]
 pub struct RequestRecord {
-    /// Commands issued before this one in the run.
+    /// The controller's number for the command (submission order on the device; event traces
+    /// use the same number).
     pub id: u64,
     /// The job clone that issued it.
     pub clone: u32,
@@ -224,6 +235,15 @@ pub fn run_jobs_with(
     });
     let cx = dev.platform.sim.cx();
     spawn_sampler(dev, shared.clone());
+    if let Some(w) = opts.trace {
+        let from = start + (w.from.saturating_since(SimTime::ZERO));
+        let until = if w.until == SimTime::MAX {
+            SimTime::MAX
+        } else {
+            start + w.until.saturating_since(SimTime::ZERO)
+        };
+        cx.trace_start(TraceWindow { from, until, ..w });
+    }
     for (i, inst) in instances.into_iter().enumerate() {
         let spec = inst.stream.spec().clone();
         let clone = Rc::new(Clone_ {
@@ -261,6 +281,9 @@ pub fn run_jobs_with(
         series.close(dev.platform.sim.now().max(results.window_end), DeviceSample::of(&dev.ftl));
     }
     results.series = Some(series);
+    if opts.trace.is_some() {
+        results.trace = cx.trace_take();
+    }
     Ok(results)
 }
 
@@ -330,11 +353,7 @@ impl Clone_ {
                 }
                 IoOp::Trim => NvmeCommand::deallocate(vec![(slba, nlb)]),
             };
-            let id = {
-                let mut r = self.shared.results.borrow_mut();
-                r.issued += 1;
-                r.issued - 1
-            };
+            self.shared.results.borrow_mut().issued += 1;
             let c = self.ctl.submit(self.qid, cmd).await;
             self.shared.done.set(self.shared.done.get() + 1);
             let ok = c.status == Status::Success;
@@ -344,7 +363,7 @@ impl Clone_ {
             }
             if let Some(sink) = &self.shared.sink {
                 sink.borrow_mut().record(&RequestRecord {
-                    id,
+                    id: c.timing.id,
                     clone: self.index,
                     qid: self.qid,
                     op: req.op,

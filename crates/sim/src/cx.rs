@@ -11,6 +11,7 @@ use crate::rng::SimRng;
 use crate::sync::oneshot;
 use crate::task::{Label, WaitOn};
 use crate::time::{SimDuration, SimTime};
+use crate::trace::{Recorder, Span, Trace, TraceWindow, Track};
 
 /// A handle on the running simulation. Cheap to clone; every task holds one.
 ///
@@ -125,6 +126,62 @@ impl Cx {
     /// for analytically, such as hardware running in parallel).
     pub fn charge(&self, core: CoreId, d: SimDuration) {
         self.inner.charge(core, d);
+    }
+
+    /// Starts recording a trace (replacing any active one); see [`crate::trace`].
+    pub fn trace_start(&self, window: TraceWindow) {
+        *self.inner.trace.borrow_mut() = Some(Recorder::new(window));
+        self.inner.tracing.set(true);
+    }
+
+    /// Stops the active trace and returns it.
+    pub fn trace_take(&self) -> Option<Trace> {
+        self.inner.tracing.set(false);
+        self.inner.trace.borrow_mut().take().map(Recorder::into_trace)
+    }
+
+    /// Whether a trace is recording (callers skip building spans otherwise).
+    pub fn tracing(&self) -> bool {
+        self.inner.tracing.get()
+    }
+
+    /// A request was submitted now: returns whether the trace follows it.
+    pub fn trace_admit(&self, id: u64) -> bool {
+        let now = self.now();
+        self.inner.trace.borrow_mut().as_mut().is_some_and(|r| r.admit(id, now))
+    }
+
+    /// A request finished now.
+    pub fn trace_finish(&self, id: u64) {
+        let now = self.now();
+        if let Some(r) = self.inner.trace.borrow_mut().as_mut() {
+            r.finish(id, now);
+        }
+    }
+
+    /// Records a span, if a trace is active and wants it.
+    pub fn trace_span(
+        &self,
+        track: Track,
+        start: SimTime,
+        dur: SimDuration,
+        name: impl Into<Label>,
+        request: Option<u64>,
+    ) {
+        if let Some(r) = self.inner.trace.borrow_mut().as_mut() {
+            r.record(Span { track, start, dur, name: name.into(), request });
+        }
+    }
+
+    /// Tags the running task with the host request it serves (`None` when done), so that the
+    /// spans it causes — on its core, and in the flash transactions it submits — name it.
+    pub fn set_request(&self, request: Option<u64>) {
+        self.inner.set_current_request(request);
+    }
+
+    /// The host request the running task serves.
+    pub fn request(&self) -> Option<u64> {
+        self.inner.current_request()
     }
 
     pub(crate) fn note_wait(&self, on: WaitOn) {

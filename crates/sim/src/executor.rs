@@ -23,6 +23,7 @@ use crate::deadlock::{BlockedTask, Deadlock};
 use crate::rng::SimRng;
 use crate::task::{BoxFuture, Label, TaskKey, TaskTable, WaitOn};
 use crate::time::{SimDuration, SimTime};
+use crate::trace::{Recorder, Span, Track};
 use crate::waker;
 
 /// Why [`Sim::run`] returned normally.
@@ -84,6 +85,9 @@ pub(crate) struct Inner {
     cur_computing: Cell<bool>,
     stop: Cell<bool>,
     events: Cell<u64>,
+    pub(crate) trace: RefCell<Option<Recorder>>,
+    /// Whether `trace` is active (checked on hot paths without borrowing).
+    pub(crate) tracing: Cell<bool>,
 }
 
 impl Inner {
@@ -167,6 +171,43 @@ impl Inner {
     pub fn charge(&self, core: CoreId, d: SimDuration) {
         if !core.is_unbound() {
             self.cores.borrow_mut()[core.index()].busy_ns += d.as_nanos();
+            if self.tracing.get() {
+                let (name, request) = match self.current.get().and_then(|(k, _)| {
+                    self.tasks.borrow().get(k).map(|slot| (slot.name.clone(), slot.request))
+                }) {
+                    Some(v) => v,
+                    None => (Label::Static("(outside a task)"), None),
+                };
+                self.trace_core(core, d, name, request);
+            }
+        }
+    }
+
+    /// Records that `core` is busy from now for `d` (a compute or a context switch).
+    fn trace_core(&self, core: CoreId, d: SimDuration, name: Label, request: Option<u64>) {
+        if let Some(r) = self.trace.borrow_mut().as_mut() {
+            r.record(Span {
+                track: Track::Core(core.index() as u16),
+                start: self.now(),
+                dur: d,
+                name,
+                request,
+            });
+        }
+    }
+
+    /// The request the running task serves.
+    pub fn current_request(&self) -> Option<u64> {
+        let (key, _) = self.current.get()?;
+        self.tasks.borrow().get(key).and_then(|s| s.request)
+    }
+
+    /// Tags the running task with the request it serves.
+    pub fn set_current_request(&self, request: Option<u64>) {
+        if let Some((key, _)) = self.current.get()
+            && let Some(slot) = self.tasks.borrow_mut().get_mut(key)
+        {
+            slot.request = request;
         }
     }
 
@@ -204,6 +245,9 @@ impl Inner {
                 } else {
                     c.busy_ns += switch.as_nanos();
                     drop(cores);
+                    if self.tracing.get() {
+                        self.trace_core(core, switch, Label::Static("context switch"), None);
+                    }
                     self.schedule(self.now() + switch, TimerAction::Dispatch(key));
                 }
             }
@@ -227,6 +271,9 @@ impl Inner {
         } else {
             c.busy_ns += switch.as_nanos();
             drop(cores);
+            if self.tracing.get() {
+                self.trace_core(core, switch, Label::Static("context switch"), None);
+            }
             self.schedule(self.now() + switch, TimerAction::Dispatch(next));
         }
     }
@@ -339,6 +386,8 @@ impl Sim {
             cur_computing: Cell::new(false),
             stop: Cell::new(false),
             events: Cell::new(0),
+            trace: RefCell::new(None),
+            tracing: Cell::new(false),
         });
         inner.exec_id.set(waker::register(&inner));
         Sim { inner }

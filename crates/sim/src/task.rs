@@ -98,6 +98,8 @@ pub(crate) struct Slot {
     /// The instant of the last timer set for this task through its own waker; a second timer
     /// for the same future instant would only wake it twice.
     pub armed: SimTime,
+    /// The host request the task is serving (for traces).
+    pub request: Option<u64>,
 }
 
 /// All tasks of a simulation.
@@ -123,6 +125,7 @@ impl TaskTable {
             name,
             wait: WaitOn::Runnable,
             armed: SimTime::ZERO,
+            request: None,
         };
         match self.free.pop() {
             Some(slot) => {

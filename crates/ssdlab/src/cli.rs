@@ -91,11 +91,32 @@ pub struct OutputArgs {
     /// Write one CSV line per command: identity, times and every phase in nanoseconds.
     #[arg(long, value_name = "FILE")]
     pub per_request: Option<PathBuf>,
+    /// Write a Chrome / Perfetto trace (JSON) of the run: a track per controller core,
+    /// channel, die and host queue, and a flow per request (open it in ui.perfetto.dev).
+    #[arg(long, value_name = "FILE")]
+    pub trace_events: Option<PathBuf>,
+    /// Requests the trace follows (the first ones submitted in its window).
+    #[arg(long, value_name = "N", default_value_t = 1000, requires = "trace_events")]
+    pub trace_requests: u64,
+    /// Start of the trace window, in simulated time since the run started (e.g. 5ms).
+    #[arg(long, value_name = "DURATION", requires = "trace_events")]
+    pub trace_from: Option<sim::SimDuration>,
+    /// End of the trace window, in simulated time since the run started.
+    #[arg(long, value_name = "DURATION", requires = "trace_events")]
+    pub trace_until: Option<sim::SimDuration>,
 }
 
 impl Default for OutputArgs {
     fn default() -> Self {
-        OutputArgs { breakdown: false, interval: sim::SimDuration::from_micros(100), per_request: None }
+        OutputArgs {
+            breakdown: false,
+            interval: sim::SimDuration::from_micros(100),
+            per_request: None,
+            trace_events: None,
+            trace_requests: 1000,
+            trace_from: None,
+            trace_until: None,
+        }
     }
 }
 

@@ -18,6 +18,9 @@ use firmware::snapshot::{Snapshot, SnapshotError};
 use host::run::{Progress, RequestRecord, RequestSink, RunError, RunOptions, run_jobs_with};
 use host::workload::JobSpec;
 use report::{Report, RunInfo, assemble};
+use sim::trace::Trace;
+
+pub mod perfetto;
 
 /// Where a run starts from.
 pub enum Start {
@@ -85,15 +88,27 @@ pub fn measure(
     opts: &RunOptions,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Report, SimulateError> {
+    Ok(measure_traced(p, jobs, seed, opts, progress)?.0)
+}
+
+/// [`measure`], also returning the event trace if `opts` asked for one.
+pub fn measure_traced(
+    p: &Prepared,
+    jobs: &[JobSpec],
+    seed: u64,
+    opts: &RunOptions,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<(Report, Option<Trace>), SimulateError> {
     let started = Instant::now();
-    let host = run_jobs_with(&p.device, jobs, seed, opts, progress)?;
+    let mut host = run_jobs_with(&p.device, jobs, seed, opts, progress)?;
+    let trace = host.trace.take();
     let info = RunInfo {
         seed,
         jobs: jobs.to_vec(),
         initial_state: p.initial_state.clone(),
         wall: started.elapsed(),
     };
-    Ok(assemble(&p.device, &host, &info))
+    Ok((assemble(&p.device, &host, &info), trace))
 }
 
 /// Builds a fresh device, runs `jobs` on it and returns the report.

@@ -14,6 +14,7 @@ use std::rc::Rc;
 
 use nand::DieIdx;
 use sim::SimTime;
+use sim::trace::Track;
 
 use crate::fil::handle::Shared;
 use crate::fil::hw::{Batch, BatchId, Batches, ChannelHw, DieHw, Phase};
@@ -402,6 +403,9 @@ impl Engine {
                 FlashOp::Program => sh.timing.page_xfer_bytes(),
                 FlashOp::Erase => 0,
             };
+            if sh.cx.tracing() {
+                trace_txn(&sh, batch.die, batch.op, &txn);
+            }
             let page_type = sh.timing.cell.page_type_index(sh.geo.page_in_block(txn.req.page));
             sh.stats.borrow_mut().record(batch.op, txn.req.source, &txn.timing, bytes, page_type);
             let result = TxnResult {
@@ -413,5 +417,17 @@ impl Engine {
             };
             txn.reply.send_after(result, sh.cfg.used_ring_latency);
         }
+    }
+}
+
+/// Records a finished transaction's die and channel spans.
+fn trace_txn(sh: &Shared, die: DieIdx, op: FlashOp, txn: &Txn) {
+    let t = &txn.timing;
+    let name = crate::fil::txn::trace_label(op, txn.req.source);
+    let die_end = t.array_done.max(t.xfer_end);
+    sh.cx.trace_span(Track::Die(die.0), t.dispatched, die_end.since(t.dispatched), name, txn.request);
+    if t.xfer_end > t.xfer_start {
+        let channel = sh.geo.channel_of(die);
+        sh.cx.trace_span(Track::Channel(channel), t.xfer_start, t.transfer(), name, txn.request);
     }
 }

@@ -62,7 +62,10 @@ impl Fil {
         let die = self.sh.geo.die_of(self.sh.geo.block_of(req.page));
         let load = &self.sh.load[die.idx()];
         load.set(load.get() + 1);
-        let txn = Box::new(Txn::new(req, tx, self.sh.cx.now()));
+        let mut txn = Box::new(Txn::new(req, tx, self.sh.cx.now()));
+        if self.sh.cx.tracing() {
+            txn.request = self.sh.cx.request();
+        }
         self.sh.ring.push(txn).await;
         rx
     }

@@ -29,6 +29,23 @@ pub enum TxnSource {
     Gc,
 }
 
+/// A short name for a transaction in traces (`read user`, `program gc`, `erase mapping`).
+pub fn trace_label(op: FlashOp, source: TxnSource) -> &'static str {
+    use FlashOp::*;
+    use TxnSource::*;
+    match (op, source) {
+        (Read, User) => "read user",
+        (Read, Mapping) => "read mapping",
+        (Read, Gc) => "read gc",
+        (Program, User) => "program user",
+        (Program, Mapping) => "program mapping",
+        (Program, Gc) => "program gc",
+        (Erase, User) => "erase user",
+        (Erase, Mapping) => "erase mapping",
+        (Erase, Gc) => "erase gc",
+    }
+}
+
 /// The seven per-die queues: (mapping, user, GC) x (read, write), and erase.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -216,6 +233,8 @@ pub(crate) struct Txn {
     pub seq: u64,
     pub oob: Option<Oob>,
     pub data: Option<Box<[u8]>>,
+    /// The host request the submitting task served (for traces).
+    pub request: Option<u64>,
 }
 
 impl Txn {
@@ -228,6 +247,7 @@ impl Txn {
             seq: 0,
             oob: None,
             data: None,
+            request: None,
         }
     }
 }

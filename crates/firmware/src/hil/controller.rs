@@ -7,7 +7,8 @@ use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
 
 use sim::sync::{Notify, oneshot};
-use sim::{CoreId, Cx};
+use sim::trace::Track;
+use sim::{ByteSize, CoreId, Cx};
 
 use crate::ftl::Ftl;
 use crate::hil::arbiter::Arbiter;
@@ -38,6 +39,8 @@ pub struct Controller {
     me: Weak<Controller>,
     /// Commands completed (for progress reporting).
     pub(crate) completed: Cell<u64>,
+    /// The number the next submitted command gets.
+    next_id: Cell<u64>,
 }
 
 impl Controller {
@@ -63,6 +66,7 @@ impl Controller {
             capacity_lbas,
             me: me.clone(),
             completed: Cell::new(0),
+            next_id: Cell::new(0),
         });
         let f = c.clone();
         cx.spawn_daemon(core, "nvme fetcher", async move { f.fetch_loop().await });
@@ -151,12 +155,17 @@ impl Controller {
     /// doorbell and waits for the completion.
     pub async fn submit(&self, qid: u16, cmd: NvmeCommand) -> NvmeCompletion {
         let submitted = self.cx.now();
+        let id = self.next_id.get();
+        self.next_id.set(id + 1);
         let fail = |status| NvmeCompletion {
             status,
             data: HostData::None,
-            timing: CommandTiming { submitted, completed: submitted },
+            timing: CommandTiming { id, submitted, completed: submitted },
             phases: Phases::default(),
         };
+        let traced = self.cx.tracing() && self.cx.trace_admit(id);
+        let label = traced
+            .then(|| format!("{} {}", cmd.opcode.name(), ByteSize(cmd.nlb as u64 * self.lba_bytes() as u64)));
         let Some(q) = self.queues.borrow().get(qid as usize).cloned().flatten() else {
             return fail(Status::InvalidQueue);
         };
@@ -167,6 +176,7 @@ impl Controller {
         let (tx, rx) = oneshot::channel(&self.cx, "nvme completion");
         self.cx.sleep(self.link.mmio_latency()).await; // the doorbell write crosses the link
         q.sq.borrow_mut().push_back(Entry {
+            id,
             cmd,
             reply: tx,
             submitted,
@@ -177,6 +187,17 @@ impl Controller {
         let c = rx.await.unwrap_or_else(|_| fail(Status::InternalError("controller stopped".into())));
         q.outstanding.set(q.outstanding.get() - 1);
         q.slot_free.notify_one();
+        if let Some(label) = label {
+            let t = &c.timing;
+            self.cx.trace_span(
+                Track::HostQueue(qid),
+                t.submitted,
+                t.completed.since(t.submitted),
+                label,
+                Some(id),
+            );
+            self.cx.trace_finish(id);
+        }
         c
     }
 

@@ -93,6 +93,7 @@ impl Controller {
     /// Runs a fetched command to its completion (not yet posted).
     pub(crate) async fn handle(&self, e: Entry) -> (oneshot::Sender<NvmeCompletion>, NvmeCompletion) {
         let start = self.cx.now();
+        self.cx.set_request(Some(e.id));
         let mut ph = Phases {
             queue_wait: e.fetch_start.since(e.submitted),
             fetch: e.fetched.since(e.fetch_start),
@@ -113,9 +114,10 @@ impl Controller {
         let c = NvmeCompletion {
             status,
             data,
-            timing: CommandTiming { submitted: e.submitted, completed: e.submitted },
+            timing: CommandTiming { id: e.id, submitted: e.submitted, completed: e.submitted },
             phases: ph,
         };
+        self.cx.set_request(None);
         (e.reply, c)
     }
 

@@ -20,6 +20,19 @@ pub enum Opcode {
     WriteZeroes,
 }
 
+impl Opcode {
+    /// Lower-case name (`read`, `write`, `flush`, `dsm`, `write-zeroes`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Opcode::Read => "read",
+            Opcode::Write => "write",
+            Opcode::Flush => "flush",
+            Opcode::DatasetManagement => "dsm",
+            Opcode::WriteZeroes => "write-zeroes",
+        }
+    }
+}
+
 /// Data moving between host memory and the device.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum HostData {
@@ -119,6 +132,9 @@ pub enum Status {
 /// When things happened to one command.
 #[derive(Copy, Clone, Debug, Default)]
 pub struct CommandTiming {
+    /// The controller's number for the command (submission order; traces name requests by
+    /// it).
+    pub id: u64,
     /// The host queued the command.
     pub submitted: SimTime,
     /// The host received the completion.

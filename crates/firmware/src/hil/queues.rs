@@ -27,6 +27,8 @@ pub enum Priority {
 
 /// A command in flight inside the controller.
 pub struct Entry {
+    /// The controller's number for the command.
+    pub id: u64,
     pub cmd: NvmeCommand,
     pub reply: oneshot::Sender<NvmeCompletion>,
     pub submitted: SimTime,

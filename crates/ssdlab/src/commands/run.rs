@@ -10,6 +10,8 @@ use firmware::platform::StoreChoice;
 use firmware::snapshot::{Snapshot, check_config};
 use host::run::{RequestSink, RunOptions};
 use host::workload::{JobSpec, parse_job_file};
+use sim::trace::{Trace, TraceWindow};
+use sim::{SimDuration, SimTime};
 use ssdlab::{CsvRequests, Start};
 
 use crate::cli::{JobArgs, OutputArgs, RunArgs};
@@ -55,13 +57,28 @@ pub(crate) fn measure(
         ))),
         None => None,
     };
+    let trace = out.trace_events.as_ref().map(|_| {
+        let at = |d: Option<SimDuration>| d.map(|d| SimTime::ZERO + d);
+        TraceWindow {
+            from: at(out.trace_from).unwrap_or(SimTime::ZERO),
+            until: at(out.trace_until).unwrap_or(SimTime::MAX),
+            max_requests: out.trace_requests,
+            ..TraceWindow::default()
+        }
+    });
+    if let (Some(w), Some(_)) = (trace, out.trace_until)
+        && w.until <= w.from
+    {
+        bail!("--trace-until must be after --trace-from");
+    }
     let opts = RunOptions {
         interval: out.interval,
         per_request: csv.clone().map(|c| c as Rc<RefCell<dyn RequestSink>>),
+        trace,
         ..RunOptions::default()
     };
     let mut bar = Progress::new("commands");
-    let report = ssdlab::measure(prepared, jobs, seed, &opts, &mut |p| {
+    let (report, events) = ssdlab::measure_traced(prepared, jobs, seed, &opts, &mut |p| {
         if let Some(total) = p.total {
             bar.update(p.done, total);
         }
@@ -70,7 +87,31 @@ pub(crate) fn measure(
     if let (Some(csv), Some(path)) = (csv, &out.per_request) {
         csv.borrow_mut().finish().with_context(|| format!("writing {}", path.display()))?;
     }
+    if let (Some(events), Some(path)) = (events, &out.trace_events) {
+        write_trace(&events, &prepared.device.platform.config, path)?;
+    }
     Ok(report)
+}
+
+/// Writes the event trace and says what it holds.
+fn write_trace(events: &Trace, cfg: &DeviceConfig, path: &Path) -> Result<()> {
+    let file = std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
+    let mut w = std::io::BufWriter::new(file);
+    ssdlab::perfetto::write(events, cfg, &mut w)
+        .and_then(|()| std::io::Write::flush(&mut w))
+        .with_context(|| format!("writing {}", path.display()))?;
+    let dropped = if events.dropped > 0 {
+        format!(" ({} more dropped: span budget)", events.dropped)
+    } else {
+        String::new()
+    };
+    eprintln!(
+        "trace: {} spans of {} requests{dropped} in {} (open in https://ui.perfetto.dev)",
+        events.spans.len(),
+        events.requests,
+        path.display()
+    );
+    Ok(())
 }
 
 /// Builds the device in its starting state, with a progress bar while it ages.

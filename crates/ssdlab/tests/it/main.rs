@@ -10,6 +10,7 @@ mod precondition;
 mod regressions;
 mod shape;
 mod snapshot;
+mod trace_events;
 
 use std::process::{Command, Output};
 
