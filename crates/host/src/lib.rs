@@ -12,5 +12,6 @@
 pub mod phys;
 pub mod run;
 pub mod series;
+mod session;
 pub mod trace;
 pub mod workload;

@@ -3,18 +3,19 @@
 //! keeps `iodepth` commands in flight, paced in simulated time by its rate caps, recording only
 //! what completes after its ramp time.
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::rc::Rc;
 
 use firmware::device::Device;
-use firmware::hil::{AdminCommand, AdminResult, Controller, HostData, NvmeCommand, Priority, Status};
+use firmware::hil::AdminResult;
 use firmware::trace::Phases;
 use serde::Serialize;
 use sim::stats::{Histogram, LogHistogram};
 use sim::trace::{Trace, TraceWindow};
-use sim::{CoreId, Deadlock, SimDuration, SimTime, Stop};
+use sim::{CoreId, Deadlock, SimDuration, SimTime};
 
-use crate::series::{DeviceSample, Series};
+use crate::series::Series;
+use crate::session::{Io, Session};
 use crate::workload::{IoOp, JobError, JobSpec, JobStream, instantiate};
 
 /// What one direction measured.
@@ -113,7 +114,14 @@ pub trait RequestSink {
 
 impl OpMetrics {
     /// Counts one completed command (`measured`: after the ramp).
-    fn add(&mut self, ok: bool, measured: bool, bytes: u64, latency: SimDuration, phases: &Phases) {
+    pub(crate) fn add(
+        &mut self,
+        ok: bool,
+        measured: bool,
+        bytes: u64,
+        latency: SimDuration,
+        phases: &Phases,
+    ) {
         if !ok {
             self.errors += 1;
             return;
@@ -171,14 +179,6 @@ pub enum RunError {
     Queue(u16, AdminResult),
 }
 
-struct Shared {
-    results: RefCell<HostResults>,
-    done: Cell<u64>,
-    series: RefCell<Series>,
-    finished: Cell<bool>,
-    sink: Option<Rc<RefCell<dyn RequestSink>>>,
-}
-
 /// Runs `jobs` on `dev` to completion (every stream exhausted or every runtime over), creating
 /// the queue pairs it needs that do not exist yet (so runs can follow each other on one
 /// device). Calls `progress` every few milliseconds of simulated time.
@@ -203,59 +203,25 @@ pub fn run_jobs_with(
     let capacity = ctl.capacity_lbas() * ctl.lba_bytes() as u64;
     let instances = instantiate(jobs, capacity, ctl.lba_bytes(), seed)?;
     let queues = (instances.len() as u32).min(dev.platform.config.host.queues).max(1);
-    let c = ctl.clone();
-    let created = dev.platform.sim.block_on(async move {
-        for q in (1..=queues as u16).filter(|&q| !c.has_queue(q)) {
-            let r = c.admin(AdminCommand::CreateIoQueue { qid: q, priority: Priority::Medium }).await;
-            if r != AdminResult::Done {
-                return Err((q, r));
-            }
-        }
-        Ok(())
-    })?;
-    created.map_err(|(q, r)| RunError::Queue(q, r))?;
-    let start = dev.platform.sim.now();
+    let ramp = instances.iter().map(|i| i.stream.spec().ramp_time).max().unwrap_or_default();
+    let session = Rc::new(Session::open(dev, queues, ramp, opts)?);
+    let start = session.start;
     let total: Option<u64> = instances
         .iter()
         .map(|i| if i.stream.spec().time_based { None } else { i.stream.spec().number_ios })
         .sum();
-    let ramp_end = start + instances.iter().map(|i| i.stream.spec().ramp_time).max().unwrap_or_default();
-    let shared = Rc::new(Shared {
-        results: RefCell::new(HostResults {
-            window_start: ramp_end,
-            window_end: ramp_end,
-            clones: instances.len() as u32,
-            queues,
-            ..HostResults::default()
-        }),
-        done: Cell::new(0),
-        series: RefCell::new(Series::new(start, DeviceSample::of(&dev.ftl), opts.interval, opts.max_points)),
-        finished: Cell::new(false),
-        sink: opts.per_request.clone(),
-    });
+    session.results.borrow_mut().clones = instances.len() as u32;
     let cx = dev.platform.sim.cx();
-    spawn_sampler(dev, shared.clone());
-    if let Some(w) = opts.trace {
-        let from = start + (w.from.saturating_since(SimTime::ZERO));
-        let until = if w.until == SimTime::MAX {
-            SimTime::MAX
-        } else {
-            start + w.until.saturating_since(SimTime::ZERO)
-        };
-        cx.trace_start(TraceWindow { from, until, ..w });
-    }
     for (i, inst) in instances.into_iter().enumerate() {
         let spec = inst.stream.spec().clone();
         let clone = Rc::new(Clone_ {
-            ctl: ctl.clone(),
             index: i as u32,
             qid: (i as u32 % queues) as u16 + 1,
             stream: RefCell::new(inst.stream),
             next_start: RefCell::new([start; 3]),
             deadline: spec.runtime.map(|r| start + spec.ramp_time + r),
             ramp_end: start + spec.ramp_time,
-            shared: shared.clone(),
-            payload: ctl.payload(),
+            session: session.clone(),
         });
         for slot in 0..spec.iodepth {
             let c = clone.clone();
@@ -266,47 +232,12 @@ pub fn run_jobs_with(
             );
         }
     }
-    let slice = SimDuration::from_millis(5);
-    loop {
-        let stop = dev.platform.sim.run_until(dev.platform.sim.now() + slice)?;
-        progress(Progress { done: shared.done.get(), total, now: dev.platform.sim.now() });
-        if stop == Stop::Idle {
-            break;
-        }
-    }
-    shared.finished.set(true);
-    let mut results = shared.results.borrow().clone();
-    let mut series = shared.series.borrow().clone();
-    if !series.open_is_empty() {
-        series.close(dev.platform.sim.now().max(results.window_end), DeviceSample::of(&dev.ftl));
-    }
-    results.series = Some(series);
-    if opts.trace.is_some() {
-        results.trace = cx.trace_take();
-    }
-    Ok(results)
-}
-
-/// Closes a time-series interval at every boundary until the run finishes.
-fn spawn_sampler(dev: &Device, shared: Rc<Shared>) {
-    let cx = dev.platform.sim.cx();
-    let ftl = dev.ftl.clone();
-    let c = cx.clone();
-    cx.spawn_daemon(CoreId::UNBOUND, "time-series sampler", async move {
-        loop {
-            let at = shared.series.borrow().next_boundary();
-            c.sleep_until(at).await;
-            if shared.finished.get() {
-                return;
-            }
-            shared.series.borrow_mut().close(at, DeviceSample::of(&ftl));
-        }
-    });
+    session.run(dev, total, progress)?;
+    Ok(session.finish(dev))
 }
 
 /// One running clone of a job.
 struct Clone_ {
-    ctl: Rc<Controller>,
     index: u32,
     qid: u16,
     stream: RefCell<JobStream>,
@@ -314,13 +245,12 @@ struct Clone_ {
     next_start: RefCell<[SimTime; 3]>,
     deadline: Option<SimTime>,
     ramp_end: SimTime,
-    shared: Rc<Shared>,
-    payload: bool,
+    session: Rc<Session>,
 }
 
 impl Clone_ {
     async fn run(self: Rc<Self>) {
-        let cx = self.ctl.cx();
+        let cx = self.session.ctl.cx();
         loop {
             if self.deadline.is_some_and(|d| cx.now() >= d) {
                 return;
@@ -339,51 +269,9 @@ impl Clone_ {
                     return;
                 }
             }
-            let lba = self.ctl.lba_bytes() as u64;
-            let (slba, nlb) = (req.offset / lba, (req.len as u64 / lba) as u32);
-            let cmd = match req.op {
-                IoOp::Read => NvmeCommand::read(slba, nlb),
-                IoOp::Write => {
-                    let data = if self.payload {
-                        HostData::Bytes(vec![0x5a; req.len as usize])
-                    } else {
-                        HostData::None
-                    };
-                    NvmeCommand::write(slba, nlb, data)
-                }
-                IoOp::Trim => NvmeCommand::deallocate(vec![(slba, nlb)]),
-            };
-            self.shared.results.borrow_mut().issued += 1;
-            let c = self.ctl.submit(self.qid, cmd).await;
-            self.shared.done.set(self.shared.done.get() + 1);
-            let ok = c.status == Status::Success;
-            let latency = c.timing.completed.since(c.timing.submitted);
-            if ok {
-                self.shared.series.borrow_mut().record(req.op, req.len as u64, latency);
-            }
-            if let Some(sink) = &self.shared.sink {
-                sink.borrow_mut().record(&RequestRecord {
-                    id: c.timing.id,
-                    clone: self.index,
-                    qid: self.qid,
-                    op: req.op,
-                    offset: req.offset,
-                    len: req.len as u64,
-                    submitted: c.timing.submitted,
-                    completed: c.timing.completed,
-                    ok,
-                    phases: c.phases,
-                });
-            }
-            let mut r = self.shared.results.borrow_mut();
-            r.window_end = r.window_end.max(c.timing.completed);
-            r.ops[req.op as usize].add(
-                ok,
-                c.timing.submitted >= self.ramp_end,
-                req.len as u64,
-                latency,
-                &c.phases,
-            );
+            let io =
+                Io { clone: self.index, qid: self.qid, op: req.op, offset: req.offset, len: req.len as u64 };
+            self.session.issue(&io, self.ramp_end).await;
         }
     }
 }

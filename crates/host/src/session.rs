@@ -1,0 +1,193 @@
+//! What every host-side driver (fio-like jobs, trace replays) shares: creating the queue
+//! pairs, issuing one command and recording its completion (results, time series, per-request
+//! sink, trace), sampling the device over time, and running the simulation to the end.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use firmware::device::Device;
+use firmware::hil::{AdminCommand, AdminResult, Controller, HostData, NvmeCommand, Priority, Status};
+use sim::trace::TraceWindow;
+use sim::{CoreId, Cx, Deadlock, SimDuration, SimTime, Stop};
+
+use crate::run::{HostResults, Progress, RequestRecord, RequestSink, RunError, RunOptions};
+use crate::series::{DeviceSample, Series};
+use crate::workload::IoOp;
+
+/// One host I/O.
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct Io {
+    /// The issuing clone (job clone or replay worker).
+    pub clone: u32,
+    /// The submission queue.
+    pub qid: u16,
+    /// Direction.
+    pub op: IoOp,
+    /// Byte offset (LBA-aligned).
+    pub offset: u64,
+    /// Bytes (a multiple of the LBA size).
+    pub len: u64,
+}
+
+/// A run in progress.
+pub(crate) struct Session {
+    pub ctl: Rc<Controller>,
+    pub cx: Cx,
+    /// When the run started (after the queues were created).
+    pub start: SimTime,
+    pub results: RefCell<HostResults>,
+    done: Cell<u64>,
+    series: RefCell<Series>,
+    finished: Cell<bool>,
+    sink: Option<Rc<RefCell<dyn RequestSink>>>,
+    traced: bool,
+    payload: bool,
+}
+
+impl Session {
+    /// Creates the queue pairs 1..=`queues` that do not exist yet, starts the time-series
+    /// sampler and, if asked, the trace. Results count from `ramp` after the start.
+    pub fn open(
+        dev: &Device,
+        queues: u32,
+        ramp: SimDuration,
+        opts: &RunOptions,
+    ) -> Result<Session, RunError> {
+        let ctl = dev.controller.clone();
+        let c = ctl.clone();
+        let created = dev.platform.sim.block_on(async move {
+            for q in (1..=queues as u16).filter(|&q| !c.has_queue(q)) {
+                let r = c.admin(AdminCommand::CreateIoQueue { qid: q, priority: Priority::Medium }).await;
+                if r != AdminResult::Done {
+                    return Err((q, r));
+                }
+            }
+            Ok(())
+        })?;
+        created.map_err(|(q, r)| RunError::Queue(q, r))?;
+        let cx = dev.platform.sim.cx();
+        let start = cx.now();
+        let s = Session {
+            payload: ctl.payload(),
+            ctl,
+            start,
+            results: RefCell::new(HostResults {
+                window_start: start + ramp,
+                window_end: start + ramp,
+                queues,
+                ..HostResults::default()
+            }),
+            done: Cell::new(0),
+            series: RefCell::new(Series::new(
+                start,
+                DeviceSample::of(&dev.ftl),
+                opts.interval,
+                opts.max_points,
+            )),
+            finished: Cell::new(false),
+            sink: opts.per_request.clone(),
+            traced: opts.trace.is_some(),
+            cx: cx.clone(),
+        };
+        if let Some(w) = opts.trace {
+            let shift =
+                |t: SimTime| if t == SimTime::MAX { t } else { start + t.saturating_since(SimTime::ZERO) };
+            cx.trace_start(TraceWindow { from: shift(w.from), until: shift(w.until), ..w });
+        }
+        Ok(s)
+    }
+
+    /// Submits `io` (waiting while its queue is full) and records its completion; it counts
+    /// in the results if it was submitted at or after `measured_from`. Returns whether it
+    /// succeeded.
+    pub async fn issue(&self, io: &Io, measured_from: SimTime) -> bool {
+        let lba = self.ctl.lba_bytes() as u64;
+        let (slba, nlb) = (io.offset / lba, (io.len / lba) as u32);
+        let cmd = match io.op {
+            IoOp::Read => NvmeCommand::read(slba, nlb),
+            IoOp::Write => {
+                let data =
+                    if self.payload { HostData::Bytes(vec![0x5a; io.len as usize]) } else { HostData::None };
+                NvmeCommand::write(slba, nlb, data)
+            }
+            IoOp::Trim => NvmeCommand::deallocate(vec![(slba, nlb)]),
+        };
+        self.results.borrow_mut().issued += 1;
+        let c = self.ctl.submit(io.qid, cmd).await;
+        self.done.set(self.done.get() + 1);
+        let ok = c.status == Status::Success;
+        let latency = c.timing.completed.since(c.timing.submitted);
+        if ok {
+            self.series.borrow_mut().record(io.op, io.len, latency);
+        }
+        if let Some(sink) = &self.sink {
+            sink.borrow_mut().record(&RequestRecord {
+                id: c.timing.id,
+                clone: io.clone,
+                qid: io.qid,
+                op: io.op,
+                offset: io.offset,
+                len: io.len,
+                submitted: c.timing.submitted,
+                completed: c.timing.completed,
+                ok,
+                phases: c.phases,
+            });
+        }
+        let mut r = self.results.borrow_mut();
+        r.window_end = r.window_end.max(c.timing.completed);
+        r.ops[io.op as usize].add(ok, c.timing.submitted >= measured_from, io.len, latency, &c.phases);
+        ok
+    }
+
+    /// Runs the simulation until every foreground task has finished, sampling the series and
+    /// calling `progress` every few milliseconds of simulated time (`total`: commands
+    /// expected, if known).
+    pub fn run(
+        self: &Rc<Self>,
+        dev: &Device,
+        total: Option<u64>,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<(), Deadlock> {
+        self.spawn_sampler(dev);
+        let slice = SimDuration::from_millis(5);
+        loop {
+            let stop = dev.platform.sim.run_until(dev.platform.sim.now() + slice)?;
+            progress(Progress { done: self.done.get(), total, now: dev.platform.sim.now() });
+            if stop == Stop::Idle {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Closes an interval of the series at every boundary until the run finishes.
+    fn spawn_sampler(self: &Rc<Self>, dev: &Device) {
+        let ftl = dev.ftl.clone();
+        let me = self.clone();
+        self.cx.spawn_daemon(CoreId::UNBOUND, "time-series sampler", async move {
+            loop {
+                let at = me.series.borrow().next_boundary();
+                me.cx.sleep_until(at).await;
+                if me.finished.get() {
+                    return;
+                }
+                me.series.borrow_mut().close(at, DeviceSample::of(&ftl));
+            }
+        });
+    }
+
+    /// Ends the run: the results with the series closed and the trace, if any.
+    pub fn finish(&self, dev: &Device) -> HostResults {
+        self.finished.set(true);
+        let mut results = self.results.borrow().clone();
+        let mut series = self.series.borrow().clone();
+        if !series.open_is_empty() {
+            series.close(dev.platform.sim.now().max(results.window_end), DeviceSample::of(&dev.ftl));
+        }
+        results.series = Some(series);
+        if self.traced {
+            results.trace = self.cx.trace_take();
+        }
+        results
+    }
+}
