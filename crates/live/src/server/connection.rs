@@ -29,6 +29,8 @@ use crate::transmission::{Gate, Incoming, Outbox, ReadError, Session, read_reque
 
 /// Read buffer per connection: many small pipelined requests per system call.
 const READ_BUFFER: usize = 256 << 10;
+/// While requests keep arriving, the reader also flushes queued replies after this many.
+const FLUSH_EVERY: u64 = 16;
 
 /// How a connection ended.
 #[derive(Debug)]
@@ -50,10 +52,11 @@ struct SocketReader {
 
 impl Read for SocketReader {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if let Some(outbox) = &self.outbox {
-            outbox.flush();
-        }
-        self.stream.read(buf)
+        let Some(outbox) = &self.outbox else { return self.stream.read(buf) };
+        outbox.idle_begin();
+        let read = self.stream.read(buf);
+        outbox.idle_end();
+        read
     }
 }
 
@@ -143,7 +146,10 @@ fn reader_loop<B: Backend>(
     outbox: &Arc<Outbox>,
     shared: &Shared,
 ) -> Result<(), ReadError> {
-    loop {
+    for handled in 1u64.. {
+        if handled % FLUSH_EVERY == 0 {
+            outbox.flush();
+        }
         let incoming = read_request(r, session, &mut |charge| outbox.admit(charge))?;
         let (request, charge) = match incoming {
             Incoming::Disconnect => return Ok(()),
@@ -167,4 +173,5 @@ fn reader_loop<B: Backend>(
             backend.submit(conn, request, Replier::to_writer(route));
         }
     }
+    Ok(())
 }

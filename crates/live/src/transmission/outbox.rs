@@ -4,13 +4,13 @@
 //! each sending everything queued in one vectored write (each reply's header and payload
 //! together, replies whole, under the socket lock):
 //!
-//! 1. the connection's **reader**, right before it reads from the socket again (and before it
-//!    waits for in-flight budget). A backend that completes inside `submit` therefore costs no
-//!    thread hand-off: its completions are queued without waking anyone and go out with the
-//!    reader's next flush, batched per socket read;
-//! 2. the **writer thread**, woken by completions that arrive from any other thread (an
-//!    asynchronous backend's event loop). It exits once the reader is done and every route has
-//!    delivered, i.e. when every request has been answered.
+//! 1. the connection's **reader**, right before it may block (reading the socket, waiting for
+//!    in-flight budget) and after every few requests while it is busy. A backend that completes
+//!    inside `submit` therefore costs no thread hand-off: its completions are queued without
+//!    waking anyone and go out with the reader's next flush, batched per socket read;
+//! 2. the **writer thread**, woken by a completion from another thread (an asynchronous
+//!    backend's event loop) only while the reader is idle — blocked, or gone. It exits once the
+//!    reader is done and every route has delivered, i.e. when every request has been answered.
 //!
 //! After a failed write nothing more is sent; completions are still drained so the budget
 //! comes back and the connection can wind down.
@@ -33,6 +33,8 @@ struct Pending {
     /// Parties that will still deliver: live routes, plus one for the reader until it is done.
     open: usize,
     writer_parked: bool,
+    /// The reader is blocked (or gone) and will not flush soon: the writer must send.
+    reader_idle: bool,
 }
 
 struct Sink {
@@ -90,7 +92,12 @@ impl Outbox {
         gate: Gate,
     ) -> Arc<Outbox> {
         Arc::new(Outbox {
-            pending: Mutex::new(Pending { queue: Vec::new(), open: 1, writer_parked: false }),
+            pending: Mutex::new(Pending {
+                queue: Vec::new(),
+                open: 1,
+                writer_parked: false,
+                reader_idle: false,
+            }),
             wake: Condvar::new(),
             sink: Mutex::new(Sink { out, failed: false, on_error, heads: Vec::new() }),
             structured,
@@ -114,9 +121,28 @@ impl Outbox {
     /// to wait (they may be what frees the budget).
     pub(crate) fn admit(&self, charge: u64) {
         if !self.gate.try_acquire(charge) {
-            self.flush();
+            self.idle_begin();
             self.gate.acquire(charge);
+            self.idle_end();
         }
+    }
+
+    /// Reader: about to block. Flushes until nothing is queued, then hands later completions
+    /// to the writer thread until [`idle_end`](Self::idle_end).
+    pub(crate) fn idle_begin(&self) {
+        loop {
+            self.flush();
+            let mut p = lock(&self.pending);
+            if p.queue.is_empty() {
+                p.reader_idle = true;
+                return;
+            }
+        }
+    }
+
+    /// Reader: running again; it will flush what arrives meanwhile.
+    pub(crate) fn idle_end(&self) {
+        lock(&self.pending).reader_idle = false;
     }
 
     fn deliver(&self, c: Completion) {
@@ -124,7 +150,7 @@ impl Outbox {
         let mut p = lock(&self.pending);
         p.queue.push(c);
         p.open -= 1;
-        let wake = p.writer_parked && !inline;
+        let wake = p.writer_parked && !inline && p.reader_idle;
         drop(p);
         if wake {
             self.wake.notify_one();
@@ -148,6 +174,7 @@ impl Outbox {
         self.flush();
         let mut p = lock(&self.pending);
         p.open -= 1;
+        p.reader_idle = true;
         let wake = p.writer_parked;
         drop(p);
         if wake {
@@ -256,14 +283,20 @@ mod tests {
         }
     }
 
-    fn replies(bytes: &[u8]) -> Vec<(u64, u32, Vec<u8>)> {
-        bytes
-            .chunks(20)
-            .map(|r| {
-                let h = SimpleReplyHeader::decode(r[..16].try_into().unwrap()).unwrap();
-                (h.cookie, h.error, r[16..].to_vec())
-            })
-            .collect()
+    /// The complete replies written so far (the last one may be half written). Cookies below 3
+    /// are 4-byte reads; every other reply carries no data.
+    fn replies(mut bytes: &[u8]) -> Vec<(u64, u32, Vec<u8>)> {
+        let mut out = Vec::new();
+        while bytes.len() >= 16 {
+            let h = SimpleReplyHeader::decode(bytes[..16].try_into().unwrap()).unwrap();
+            let len = if h.error == 0 && h.cookie < 3 { 4 } else { 0 };
+            if bytes.len() < 16 + len {
+                break;
+            }
+            out.push((h.cookie, h.error, bytes[16..16 + len].to_vec()));
+            bytes = &bytes[16 + len..];
+        }
+        out
     }
 
     #[test]
@@ -271,28 +304,50 @@ mod tests {
         let out = Dribble::default();
         let outbox =
             Outbox::new(Box::new(out.clone()), Box::new(|e| panic!("{e}")), false, Gate::new(64, 1 << 20));
+        let sent = || replies(&lock(&out.0)).iter().map(|r| r.0).collect::<Vec<_>>();
         std::thread::scope(|s| {
             let writer = s.spawn(|| outbox.run_writer());
-            let reader = outbox.enter_reader();
-            // Completed on the reader thread: queued, nothing written until the flush.
-            for i in 0..3u8 {
-                outbox.admit(4);
-                outbox.route(i.into(), Some((0, 4)), 4).deliver(Ok(Some(vec![i; 4])), "");
-            }
-            assert!(lock(&out.0).is_empty());
-            outbox.flush();
-            assert_eq!(replies(&lock(&out.0)).iter().map(|r| r.0).collect::<Vec<_>>(), [0, 1, 2]);
-            // Completed on another thread: the writer sends it.
-            outbox.admit(0);
-            let route = outbox.route(9, None, 0);
-            s.spawn(move || route.deliver(Err(Errno::Io), "")).join().unwrap();
-            drop(reader);
+            // A failed check must end the writer too, or the scope would wait for it forever.
+            let checks = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let _reader = outbox.enter_reader();
+                // Completed on the reader thread: queued, nothing written until the flush.
+                for i in 0..3u8 {
+                    outbox.admit(4);
+                    outbox.route(i.into(), Some((0, 4)), 4).deliver(Ok(Some(vec![i; 4])), "");
+                }
+                assert!(sent().is_empty());
+                outbox.flush();
+                assert_eq!(sent(), [0, 1, 2]);
+                // Completed on another thread while the reader is busy: left for the reader.
+                outbox.admit(0);
+                let route = outbox.route(7, None, 0);
+                s.spawn(move || route.deliver(Ok(None), "")).join().unwrap();
+                assert_eq!(sent(), [0, 1, 2]);
+                // The reader is about to block: it flushes first; from then on the writer sends.
+                outbox.idle_begin();
+                assert_eq!(sent(), [0, 1, 2, 7]);
+                outbox.admit(0);
+                let route = outbox.route(9, None, 0);
+                s.spawn(move || route.deliver(Err(Errno::Io), "")).join().unwrap();
+                // Only the writer thread can send it now (a generous liveness bound, not a timing check).
+                for _ in 0..10_000 {
+                    if sent().len() == 5 {
+                        break;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+                assert_eq!(sent(), [0, 1, 2, 7, 9], "the writer thread sent the late completion");
+                outbox.idle_end();
+            }));
             outbox.reader_done();
             writer.join().unwrap();
+            if let Err(panic) = checks {
+                std::panic::resume_unwind(panic);
+            }
         });
         let all = replies(&lock(&out.0));
-        assert_eq!(all.len(), 4);
-        assert_eq!(all[3], (9, 5, vec![]));
+        assert_eq!(all.len(), 5);
+        assert_eq!(all[4], (9, 5, vec![]));
         assert_eq!(outbox.in_flight(), (0, 0));
     }
 
