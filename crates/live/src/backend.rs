@@ -172,6 +172,59 @@ impl fmt::Debug for Replier {
 /// **The implementer must not** block in `submit` for long (it stalls that connection's
 /// reading; briefly blocking as back-pressure is fine), call back into the server, or hold a
 /// replier forever (the connection then never closes and server shutdown waits for it).
+///
+/// **Completing from another thread.** `submit` may just hand the request and its replier to
+/// an event loop (the simulator's executor) and return; the loop answers whenever the request
+/// finishes. Each connection can own its own queue (an NVMe queue pair), chosen in `connect`:
+///
+/// ```
+/// use std::sync::{Arc, Mutex, mpsc};
+/// use live::{Backend, BackendError, ExportInfo, MemoryBackend, Op, Replier, Request, Server, ServerConfig};
+///
+/// /// Runs every request on one "device" thread, per-connection queues tagged by id.
+/// struct EventLoop {
+///     queue: Mutex<mpsc::Sender<(u32, Request, Replier)>>,
+///     next_qid: Mutex<u32>,
+/// }
+///
+/// impl Backend for EventLoop {
+///     type Conn = u32; // e.g. the NVMe queue pair id
+///     fn export(&self, name: &str) -> Option<ExportInfo> {
+///         (name.is_empty() || name == "dev").then(|| MemoryBackend::full_featured("dev", 1 << 20))
+///     }
+///     fn list(&self) -> Vec<String> {
+///         vec!["dev".into()]
+///     }
+///     fn connect(&self, _: &ExportInfo) -> Result<u32, BackendError> {
+///         let mut next = self.next_qid.lock().unwrap();
+///         *next += 1;
+///         Ok(*next)
+///     }
+///     fn submit(&self, qid: &u32, request: Request, reply: Replier) {
+///         let _ = self.queue.lock().unwrap().send((*qid, request, reply));
+///     }
+///     fn disconnect(&self, _qid: u32) {}
+/// }
+///
+/// let (tx, rx) = mpsc::channel::<(u32, Request, Replier)>();
+/// let device = std::thread::spawn(move || {
+///     let store = MemoryBackend::new("dev", 1 << 20);
+///     for (_qid, request, reply) in rx {
+///         // A real device would complete later and out of order; any thread may reply.
+///         match request.op {
+///             Op::Read => reply.data(store.read_at("dev", request.offset, request.length as usize).unwrap()),
+///             _ => reply.ok(),
+///         }
+///     }
+/// });
+/// let backend = Arc::new(EventLoop { queue: Mutex::new(tx), next_qid: Mutex::new(0) });
+/// let config = ServerConfig { tcp: vec!["127.0.0.1:0".parse().unwrap()], ..ServerConfig::default() };
+/// let server = Server::start(backend, config).unwrap();
+/// println!("serving on {}", server.addrs()[0]);
+/// let stats = server.shutdown(); // the backend is dropped with the server's threads
+/// assert_eq!(stats.active, 0);
+/// # drop(device);
+/// ```
 pub trait Backend: Send + Sync + 'static {
     /// Per-connection state returned by `connect` (e.g. the NVMe queue pair it uses).
     type Conn: Send + 'static;

@@ -6,6 +6,7 @@ pub mod consts;
 mod errno;
 mod flags;
 mod handshake;
+mod info;
 mod reply;
 mod request;
 mod wire;
@@ -13,9 +14,10 @@ mod wire;
 pub use errno::Errno;
 pub use flags::{CmdFlags, TransmissionFlags};
 pub use handshake::{
-    Greeting, Info, InfoRequest, KNOWN_CLIENT_FLAGS, NbdOption, OptionHeader, OptionReplyHeader, ReplyType,
-    ServerEntry, decode_export_name_reply, encode_export_name_reply, push_option_reply,
+    Greeting, KNOWN_CLIENT_FLAGS, NbdOption, OptionHeader, OptionReplyHeader, ReplyType, ServerEntry,
+    decode_export_name_reply, encode_export_name_reply, push_option_reply,
 };
+pub use info::{Info, InfoRequest};
 pub use reply::{
     ChunkHeader, ErrorChunk, SimpleReplyHeader, push_data_chunk_head, push_error_chunk, push_none_chunk,
     push_simple_reply,
