@@ -10,6 +10,7 @@
 //! reads, programs and erases, to measure the array and the FIL before (or beneath) any FTL.
 
 pub mod phys;
+pub mod replay;
 pub mod run;
 pub mod series;
 mod session;

@@ -54,6 +54,8 @@ pub struct HostResults {
     pub series: Option<Series>,
     /// The event trace, if one was asked for.
     pub trace: Option<Trace>,
+    /// What a trace replay did to the trace (replays only).
+    pub replay: Option<crate::replay::ReplayStats>,
 }
 
 /// How to run, beyond the jobs.
@@ -177,6 +179,12 @@ pub enum RunError {
     /// The controller refused to create a queue.
     #[error("creating I/O queue {0}: {1:?}")]
     Queue(u16, AdminResult),
+    /// The trace could not be read, or has a bad line.
+    #[error(transparent)]
+    Trace(#[from] crate::trace::TraceError),
+    /// The replay settings are invalid.
+    #[error("replay: {0}")]
+    Replay(String),
 }
 
 /// Runs `jobs` on `dev` to completion (every stream exhausted or every runtime over), creating

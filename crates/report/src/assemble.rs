@@ -136,6 +136,7 @@ pub fn assemble(dev: &Device, host: &HostResults, info: &RunInfo) -> Report {
         link: LinkReport { to_device, to_host },
         smart: dev.controller.smart_log(),
         timeseries: host.series.as_ref().map(timeseries).unwrap_or_default(),
+        replay: host.replay.clone(),
     }
 }
 

@@ -60,6 +60,8 @@ pub struct Report {
     pub smart: SmartLog,
     /// Metrics over time.
     pub timeseries: TimeSeriesReport,
+    /// For a trace replay: what the replay did to the trace (`null` for fio-like jobs).
+    pub replay: Option<host::replay::ReplayStats>,
 }
 
 /// IOPS and bandwidth.

@@ -29,6 +29,33 @@ pub fn summary(r: &Report) -> String {
     if r.initial_state != "fresh" {
         let _ = writeln!(s, "started from: {}", r.initial_state);
     }
+    if let Some(p) = &r.replay {
+        let _ = writeln!(
+            s,
+            "replay {} ({}, {}): {} records -> {} commands | folded {}, widened {}, split {}, clipped {}, chunked {} | skipped: {} flushes, {} empty, {} bad lines{}",
+            p.file,
+            p.format,
+            p.mode,
+            p.records,
+            p.commands,
+            p.folded,
+            p.widened,
+            p.split,
+            p.clipped,
+            p.chunked,
+            p.skipped_flushes,
+            p.skipped_zero_length,
+            p.bad_lines_skipped,
+            if p.mode.starts_with("timed") {
+                format!(
+                    " | issue lag mean/p99/max {:.1}/{:.1}/{:.1} us",
+                    p.lag_mean_us, p.lag_p99_us, p.lag_max_us
+                )
+            } else {
+                String::new()
+            }
+        );
+    }
     let _ = writeln!(
         s,
         "{:<6} {:>9} {:>10} {:>9} | latency us: {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}",

@@ -22,6 +22,8 @@ const EXAMPLES: &str = "Examples:
                                            random writes on a device in GC steady state
   ssdlab age consumer-tlc --out aged.state  save a steady-state device ...
   ssdlab run --state aged.state --rw randread   ... and start runs from it
+  ssdlab replay websearch.spc.gz pipessd --mode closed --depth 32
+                                           replay a trace, keeping 32 commands outstanding
   ssdlab phys hostftl-array --op program --count 12800 --qd 256
                                            saturate the Host-FTL array with programs
   ssdlab presets                           list the built-in devices
@@ -35,6 +37,8 @@ pub enum Command {
     /// Age a device (fast preconditioning and/or a simulated workload) and save it, for
     /// `ssdlab run --state FILE`.
     Age(Box<AgeArgs>),
+    /// Replay a block trace (timed or closed-loop) and print (or save) the report.
+    Replay(Box<ReplayCmd>),
     /// Drive the flash interface layer directly with raw page reads, programs or erases.
     Phys(PhysArgs),
     /// List the built-in device presets, or show one with its comments.
@@ -60,6 +64,121 @@ pub struct RunArgs {
     /// Complete host commands without the FTL (measures the host interface alone).
     #[arg(long)]
     pub ftl_bypass: bool,
+    /// Replay a block trace instead of fio-like jobs: SPC, MSR Cambridge, MQSim/DiskSim,
+    /// blkparse or fio iolog, gzip/bzip2/zstd read transparently (same as `ssdlab replay`).
+    #[arg(long, value_name = "FILE", conflicts_with_all = JOB_FLAGS)]
+    pub trace: Option<PathBuf>,
+    #[command(flatten, next_help_heading = "Trace replay (with --trace)")]
+    pub replay: ReplayArgs,
+    #[command(flatten)]
+    pub start: StartArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+/// The workload flags a trace replay replaces.
+const JOB_FLAGS: [&str; 17] = [
+    "job_file",
+    "rw",
+    "bs",
+    "bssplit",
+    "iodepth",
+    "numjobs",
+    "rwmixread",
+    "size",
+    "offset",
+    "random_distribution",
+    "number_ios",
+    "runtime",
+    "ramp_time",
+    "rate_iops",
+    "rate",
+    "time_based",
+    "fio",
+];
+
+/// `ssdlab replay TRACE [DEVICE]`.
+#[derive(Args, Debug)]
+pub struct ReplayCmd {
+    /// The trace: SPC, MSR Cambridge CSV, MQSim/DiskSim ASCII, blkparse text or fio iolog
+    /// (v2/v3); the format is detected (or forced with --format); gzip, bzip2 and zstd are
+    /// read transparently.
+    pub trace: PathBuf,
+    /// A preset name or a TOML file. Default: softssd.
+    pub device: Option<String>,
+    #[command(flatten)]
+    pub replay: ReplayArgs,
+    #[command(flatten)]
+    pub start: StartArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+/// How to replay a trace.
+#[derive(Args, Debug)]
+pub struct ReplayArgs {
+    /// timed: issue at the trace's timestamps (scaled by --speed); closed: keep --depth
+    /// commands outstanding and ignore timestamps.
+    #[arg(long, value_enum, default_value_t = ReplayModeArg::Timed, requires = "trace")]
+    pub mode: ReplayModeArg,
+    /// Timed mode: time compression (2 replays twice as fast, 0.5 at half speed).
+    #[arg(long, default_value_t = 1.0, requires = "trace")]
+    pub speed: f64,
+    /// Closed-loop mode: commands kept outstanding.
+    #[arg(long, default_value_t = 32, requires = "trace")]
+    pub depth: u32,
+    /// Force the trace format: spc, msr, mqsim (or disksim), blkparse, iolog.
+    #[arg(long, value_name = "FORMAT", requires = "trace")]
+    pub format: Option<host::trace::TraceFormat>,
+    /// Count and skip malformed lines instead of stopping at the first.
+    #[arg(long, requires = "trace")]
+    pub skip_bad_lines: bool,
+    /// blkparse: the action whose events are requests (Q queued, D issued, C completed).
+    #[arg(long, default_value_t = 'Q', requires = "trace")]
+    pub blkparse_action: char,
+    /// Requests not aligned to mapping units: widen them to whole units, or split off the
+    /// unaligned edges as their own commands (the device reads, modifies and writes those).
+    #[arg(long, value_enum, default_value_t = AlignArg::Widen, requires = "trace")]
+    pub align: AlignArg,
+    /// Base offset of a volume (ASU, disk or device number), e.g. 1=64GiB (repeatable);
+    /// addresses then fold into the device's logical capacity.
+    #[arg(long, value_name = "VOL=BYTES", requires = "trace")]
+    pub volume_offset: Vec<String>,
+    /// Base offset of volumes without --volume-offset: volume number times this (default 0:
+    /// every volume starts at 0).
+    #[arg(long, value_name = "BYTES", requires = "trace")]
+    pub volume_stride: Option<sim::ByteSize>,
+    /// Queue pairs the replay spreads its commands over (round robin).
+    #[arg(long, default_value_t = 8, requires = "trace")]
+    pub queues: u32,
+    /// Stop after this many records.
+    #[arg(long, value_name = "N", requires = "trace")]
+    pub max_records: Option<u64>,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplayModeArg {
+    /// At the trace's timestamps.
+    Timed,
+    /// A fixed number of commands outstanding.
+    Closed,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AlignArg {
+    /// Round to whole mapping units.
+    Widen,
+    /// Issue unaligned edges as separate commands.
+    Split,
+}
+
+/// The state a run starts from.
+#[derive(Args, Debug, Default)]
+pub struct StartArgs {
     /// Age the device before the run, without simulating time: seq-fill, random-fill,
     /// steady-state (a random fill plus 2x capacity of random overwrites) or steady-state:N.
     #[arg(long, value_name = "KIND", conflicts_with = "state")]
@@ -72,10 +191,6 @@ pub struct RunArgs {
     /// (timing, cores, host interface, caches, GC and WL policies), listing them.
     #[arg(long, requires = "state")]
     pub allow_config_change: bool,
-    #[command(flatten)]
-    pub output: OutputArgs,
-    #[command(flatten)]
-    pub common: CommonArgs,
 }
 
 /// What to show or save beyond the summary.

@@ -15,6 +15,7 @@ use firmware::device::Device;
 use firmware::ftl::Precondition;
 use firmware::platform::StoreChoice;
 use firmware::snapshot::{Snapshot, SnapshotError};
+use host::replay::{ReplaySpec, replay};
 use host::run::{Progress, RequestRecord, RequestSink, RunError, RunOptions, run_jobs_with};
 use host::workload::JobSpec;
 use report::{Report, RunInfo, assemble};
@@ -108,6 +109,23 @@ pub fn measure_traced(
         initial_state: p.initial_state.clone(),
         wall: started.elapsed(),
     };
+    Ok((assemble(&p.device, &host, &info), trace))
+}
+
+/// Replays a trace on a prepared device and returns the report and the event trace, if
+/// `opts` asked for one.
+pub fn measure_replay(
+    p: &Prepared,
+    spec: &ReplaySpec,
+    seed: u64,
+    opts: &RunOptions,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<(Report, Option<Trace>), SimulateError> {
+    let started = Instant::now();
+    let mut host = replay(&p.device, spec, opts, progress)?;
+    let trace = host.trace.take();
+    let info =
+        RunInfo { seed, jobs: Vec::new(), initial_state: p.initial_state.clone(), wall: started.elapsed() };
     Ok((assemble(&p.device, &host, &info), trace))
 }
 

@@ -8,7 +8,7 @@ use firmware::platform::StoreChoice;
 use firmware::snapshot::Snapshot;
 use ssdlab::Start;
 
-use super::run::{any_job_flag, jobs, measure, prepare};
+use super::run::{Workload, any_job_flag, jobs, measure, prepare};
 use crate::cli::{AgeArgs, OutputArgs};
 use crate::device;
 
@@ -27,7 +27,7 @@ pub fn run(a: AgeArgs) -> Result<()> {
         kind.map(|k| format!("{} (fast path)", ssdlab::describe(k))).into_iter().collect();
     if simulate {
         let jobs = jobs(&a.jobs)?;
-        let report = measure(&prepared, &jobs, a.seed, &OutputArgs::default())?;
+        let report = measure(&prepared, &Workload::Jobs(jobs.clone()), a.seed, &OutputArgs::default())?;
         println!("{}", report::summary(&report));
         aged.push(format!("simulated {} commands ({})", report.total.count, job_summary(&jobs)));
     }

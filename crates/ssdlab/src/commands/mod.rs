@@ -5,6 +5,7 @@ mod bench;
 mod config;
 mod phys;
 mod presets;
+mod replay;
 mod run;
 
 use anyhow::Result;
@@ -16,6 +17,7 @@ pub fn dispatch(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Run(a) => run::run(*a),
         Command::Age(a) => age::run(*a),
+        Command::Replay(a) => replay::run(*a),
         Command::Phys(a) => phys::run(a),
         Command::Presets { name } => presets::run(name.as_deref()),
         Command::Config { device } => config::run(device.as_deref()),

@@ -8,43 +8,64 @@ use anyhow::{Context, Result, bail};
 use firmware::config::DeviceConfig;
 use firmware::platform::StoreChoice;
 use firmware::snapshot::{Snapshot, check_config};
+use host::replay::ReplaySpec;
 use host::run::{RequestSink, RunOptions};
 use host::workload::{JobSpec, parse_job_file};
 use sim::trace::{Trace, TraceWindow};
 use sim::{SimDuration, SimTime};
 use ssdlab::{CsvRequests, Start};
 
-use crate::cli::{JobArgs, OutputArgs, RunArgs};
+use crate::cli::{CommonArgs, JobArgs, OutputArgs, RunArgs, StartArgs};
 use crate::device;
 use crate::progress::Progress;
 
+/// What a run drives the device with.
+pub(crate) enum Workload {
+    /// fio-like jobs.
+    Jobs(Vec<JobSpec>),
+    /// A block trace.
+    Trace(Box<ReplaySpec>),
+}
+
 pub fn run(a: RunArgs) -> Result<()> {
-    let (mut cfg, start) = match &a.state {
-        Some(path) => from_snapshot(path, a.device.as_deref(), a.allow_config_change)?,
-        None => {
-            let start = a.precondition.map_or(Start::Fresh, Start::Precondition);
-            (device::load(a.device.as_deref())?, start)
-        }
+    let workload = match &a.trace {
+        Some(path) => Workload::Trace(Box::new(super::replay::spec(path, &a.replay)?)),
+        None => Workload::Jobs(jobs(&a.jobs)?),
     };
-    cfg.ftl.bypass |= a.ftl_bypass;
-    let jobs = jobs(&a.jobs)?;
-    let store = device::store(&a.common)?;
-    let prepared = prepare(&cfg, &store, a.common.seed, start)?;
-    let report = measure(&prepared, &jobs, a.common.seed, &a.output)?;
-    if let Some(path) = &a.common.json {
+    execute(a.device.as_deref(), &a.start, a.ftl_bypass, &workload, &a.output, &a.common)
+}
+
+/// Builds the device in its starting state, runs the workload, writes and prints the report.
+pub(crate) fn execute(
+    device: Option<&str>,
+    start: &StartArgs,
+    ftl_bypass: bool,
+    workload: &Workload,
+    output: &OutputArgs,
+    common: &CommonArgs,
+) -> Result<()> {
+    let (mut cfg, start) = match &start.state {
+        Some(path) => from_snapshot(path, device, start.allow_config_change)?,
+        None => (device::load(device)?, start.precondition.map_or(Start::Fresh, Start::Precondition)),
+    };
+    cfg.ftl.bypass |= ftl_bypass;
+    let store = device::store(common)?;
+    let prepared = prepare(&cfg, &store, common.seed, start)?;
+    let report = measure(&prepared, workload, common.seed, output)?;
+    if let Some(path) = &common.json {
         super::write_json(path, &report)?;
     }
     println!("{}", report::summary(&report));
-    if a.output.breakdown {
+    if output.breakdown {
         print!("\n{}", report::breakdown(&report));
     }
     Ok(())
 }
 
-/// Runs the jobs with a progress bar and the outputs asked for.
+/// Runs the workload with a progress bar and the outputs asked for.
 pub(crate) fn measure(
     prepared: &ssdlab::Prepared,
-    jobs: &[JobSpec],
+    workload: &Workload,
     seed: u64,
     out: &OutputArgs,
 ) -> Result<report::Report> {
@@ -78,11 +99,15 @@ pub(crate) fn measure(
         ..RunOptions::default()
     };
     let mut bar = Progress::new("commands");
-    let (report, events) = ssdlab::measure_traced(prepared, jobs, seed, &opts, &mut |p| {
+    let mut progress = |p: host::run::Progress| {
         if let Some(total) = p.total {
             bar.update(p.done, total);
         }
-    })?;
+    };
+    let (report, events) = match workload {
+        Workload::Jobs(jobs) => ssdlab::measure_traced(prepared, jobs, seed, &opts, &mut progress)?,
+        Workload::Trace(spec) => ssdlab::measure_replay(prepared, spec, seed, &opts, &mut progress)?,
+    };
     bar.finish();
     if let (Some(csv), Some(path)) = (csv, &out.per_request) {
         csv.borrow_mut().finish().with_context(|| format!("writing {}", path.display()))?;

@@ -8,6 +8,7 @@ mod experiments;
 mod gc_fidelity;
 mod precondition;
 mod regressions;
+mod replay;
 mod shape;
 mod snapshot;
 mod trace_events;

@@ -1,0 +1,300 @@
+//! Replaying a block trace against a device.
+//!
+//! ```text
+//!   TraceReader ──record──> AddressMap ──commands──> timed:       issue at start + (t - t0) / speed
+//!   (streaming)            (volume base, align,                 closed-loop: keep N outstanding
+//!                            fold, max transfer)   ──> Session::issue ──> NVMe queue pairs
+//! ```
+//!
+//! * **Timed**: a dispatcher reads the trace in order and issues each record at its timestamp
+//!   (relative to the first record's), scaled by `speed` (2 = twice as fast). A record whose
+//!   time has passed — the trace is not sorted, or the device is slower than the trace — is
+//!   issued at once, and the lag is measured. At most `max_outstanding` commands are in flight
+//!   from the host; beyond that the dispatcher waits (and the lag grows).
+//! * **Closed loop**: `depth` workers each take the next record and issue it when their last
+//!   one completed; timestamps are ignored.
+//!
+//! Memory does not grow with the trace: records are read as they are issued. Flush records and
+//! zero-length requests are counted and skipped. A bad line stops the replay with its file and
+//! line (or is counted and skipped under `skip_bad_lines`).
+
+mod map;
+mod stats;
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::rc::Rc;
+
+use firmware::device::Device;
+use sim::stats::Histogram;
+use sim::sync::Notify;
+use sim::{CoreId, SimDuration, SimTime};
+
+pub use map::{AddressMap, Align, Mapped};
+pub use stats::{ReplayStats, VolumeStats};
+
+use crate::run::{HostResults, Progress, RunError, RunOptions};
+use crate::session::{Io, Session};
+use crate::trace::{ReadOptions, TraceError, TraceOp, TraceReader, TraceRecord};
+use crate::workload::IoOp;
+
+/// How to pace a replay.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub enum ReplayMode {
+    /// Issue at the trace's timestamps, `speed` times as fast (must be > 0).
+    Timed {
+        /// Time compression: 2.0 replays twice as fast, 0.5 at half speed.
+        speed: f64,
+    },
+    /// Keep `depth` commands outstanding, ignoring timestamps.
+    ClosedLoop {
+        /// Commands in flight.
+        depth: u32,
+    },
+}
+
+/// A replay to run.
+#[derive(Clone, Debug)]
+pub struct ReplaySpec {
+    /// The trace file.
+    pub path: PathBuf,
+    /// How to read it (format, bad lines).
+    pub read: ReadOptions,
+    /// Pacing.
+    pub mode: ReplayMode,
+    /// Alignment of unaligned requests.
+    pub align: Align,
+    /// Base offsets per volume (bytes).
+    pub volume_offsets: std::collections::BTreeMap<u32, u64>,
+    /// Base offset of other volumes: volume number times this (bytes; 0 = all at 0).
+    pub volume_stride: u64,
+    /// Queue pairs to spread commands over (round robin).
+    pub queues: u32,
+    /// Timed mode: most commands in flight from the host.
+    pub max_outstanding: u32,
+    /// Stop after this many records.
+    pub max_records: Option<u64>,
+}
+
+impl ReplaySpec {
+    /// A replay of `path` with default settings: timed at speed 1, widened, all volumes at 0,
+    /// 8 queues, at most 1024 commands in flight.
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        ReplaySpec {
+            path: path.into(),
+            read: ReadOptions::default(),
+            mode: ReplayMode::Timed { speed: 1.0 },
+            align: Align::Widen,
+            volume_offsets: Default::default(),
+            volume_stride: 0,
+            queues: 8,
+            max_outstanding: 1024,
+            max_records: None,
+        }
+    }
+
+    /// Checks the settings.
+    pub fn validate(&self) -> Result<(), String> {
+        match self.mode {
+            ReplayMode::Timed { speed } if !(speed.is_finite() && speed > 0.0) => {
+                return Err(format!("speed must be a positive number (got {speed})"));
+            }
+            ReplayMode::ClosedLoop { depth: 0 } => {
+                return Err("the closed-loop depth must be at least 1".into());
+            }
+            _ => {}
+        }
+        if self.queues == 0 {
+            return Err("queues must be at least 1".into());
+        }
+        if self.max_outstanding == 0 {
+            return Err("max_outstanding must be at least 1".into());
+        }
+        Ok(())
+    }
+}
+
+/// The replay's state shared by its tasks.
+struct Replay {
+    session: Rc<Session>,
+    reader: RefCell<TraceReader>,
+    map: AddressMap,
+    spec: ReplaySpec,
+    stats: RefCell<ReplayStats>,
+    /// Commands mapped but not yet taken by a worker (closed loop).
+    pending: RefCell<VecDeque<(IoOp, u64, u64)>>,
+    error: RefCell<Option<TraceError>>,
+    lag: RefCell<Histogram>,
+    outstanding: Cell<u32>,
+    room: Notify,
+    issued: Cell<u64>,
+}
+
+/// Replays `spec` on `dev` and returns what the host measured, with the replay's counts in
+/// [`HostResults::replay`].
+pub fn replay(
+    dev: &Device,
+    spec: &ReplaySpec,
+    opts: &RunOptions,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<HostResults, RunError> {
+    spec.validate().map_err(RunError::Replay)?;
+    let reader = TraceReader::open(&spec.path, spec.read)?;
+    let ctl = &dev.controller;
+    let host = &dev.platform.config.host;
+    let lba = ctl.lba_bytes() as u64;
+    let unit = (ctl.unit_bytes() as u64).max(lba);
+    let map = AddressMap {
+        capacity: ctl.capacity_lbas() * lba / unit * unit,
+        unit,
+        lba,
+        max_transfer: (host.max_transfer.bytes() / lba * lba).max(lba),
+        offsets: spec.volume_offsets.clone(),
+        stride: spec.volume_stride,
+        align: spec.align,
+    };
+    let queues = spec.queues.min(host.queues).max(1);
+    let session = Rc::new(Session::open(dev, queues, SimDuration::ZERO, opts)?);
+    let cx = session.cx.clone();
+    let stats = ReplayStats::new(&spec.path, &reader, spec.mode, spec.align);
+    let r = Rc::new(Replay {
+        session: session.clone(),
+        reader: RefCell::new(reader),
+        map,
+        spec: spec.clone(),
+        stats: RefCell::new(stats),
+        pending: RefCell::new(VecDeque::new()),
+        error: RefCell::new(None),
+        lag: RefCell::new(Histogram::new()),
+        outstanding: Cell::new(0),
+        room: Notify::new(&cx, "replay: room for a command"),
+        issued: Cell::new(0),
+    });
+    match spec.mode {
+        ReplayMode::Timed { speed } => {
+            let r2 = r.clone();
+            cx.spawn(CoreId::UNBOUND, "replay dispatcher", async move { r2.dispatch(speed).await });
+        }
+        ReplayMode::ClosedLoop { depth } => {
+            for w in 0..depth {
+                let r2 = r.clone();
+                cx.spawn(CoreId::UNBOUND, format!("replay worker {w}"), async move { r2.work(w).await });
+            }
+        }
+    }
+    session.run(dev, spec.max_records, progress)?;
+    if let Some(e) = r.error.borrow_mut().take() {
+        return Err(e.into());
+    }
+    let mut results = session.finish(dev);
+    let mut stats = r.stats.borrow().clone();
+    stats.finish(&r.reader.borrow(), &r.lag.borrow(), r.issued.get());
+    results.replay = Some(stats);
+    Ok(results)
+}
+
+impl Replay {
+    /// The next record to replay, counting what it skips; `None` at the end, after the record
+    /// limit, or on an error (kept for the caller).
+    fn next_record(&self) -> Option<TraceRecord> {
+        if self.error.borrow().is_some() {
+            return None;
+        }
+        loop {
+            if self.spec.max_records.is_some_and(|m| self.stats.borrow().records >= m) {
+                return None;
+            }
+            let next = self.reader.borrow_mut().next()?;
+            match next {
+                Err(e) => {
+                    *self.error.borrow_mut() = Some(e);
+                    return None;
+                }
+                Ok(rec) => {
+                    let mut st = self.stats.borrow_mut();
+                    st.records += 1;
+                    st.volume(rec.volume).count(rec.op, rec.len);
+                    match rec.op {
+                        TraceOp::Flush => st.skipped_flushes += 1,
+                        _ if rec.len == 0 => st.skipped_zero_length += 1,
+                        _ => return Some(rec),
+                    }
+                }
+            }
+        }
+    }
+
+    /// Maps a record to its commands and counts what mapping changed.
+    fn commands(&self, rec: &TraceRecord) -> Vec<(IoOp, u64, u64)> {
+        let op = match rec.op {
+            TraceOp::Read => IoOp::Read,
+            TraceOp::Write => IoOp::Write,
+            TraceOp::Trim => IoOp::Trim,
+            TraceOp::Flush => unreachable!("flushes are skipped"),
+        };
+        let m = self.map.map(rec.volume, rec.offset, rec.len);
+        self.stats.borrow_mut().count_mapping(&m);
+        m.pieces.into_iter().map(|(o, n)| (op, o, n)).collect()
+    }
+
+    fn io(&self, op: IoOp, offset: u64, len: u64) -> Io {
+        let n = self.issued.get();
+        self.issued.set(n + 1);
+        let queues = self.session.results.borrow().queues as u64;
+        Io { clone: 0, qid: (n % queues) as u16 + 1, op, offset, len }
+    }
+
+    /// Timed mode: issue each record at its (scaled) timestamp.
+    async fn dispatch(self: Rc<Self>, speed: f64) {
+        let cx = self.session.cx.clone();
+        let start = cx.now();
+        let (mut first, mut last) = (None::<u64>, 0u64);
+        while let Some(rec) = self.next_record() {
+            let t = rec.time_ns.unwrap_or(last);
+            if t < last {
+                self.stats.borrow_mut().out_of_order += 1;
+            }
+            last = last.max(t);
+            let t0 = *first.get_or_insert(t);
+            let due = start + SimDuration::from_nanos((t.saturating_sub(t0) as f64 / speed).round() as u64);
+            if due > cx.now() {
+                cx.sleep_until(due).await;
+            }
+            for (op, offset, len) in self.commands(&rec) {
+                while self.outstanding.get() >= self.spec.max_outstanding {
+                    self.stats.borrow_mut().host_stalls += 1;
+                    self.room.notified().await;
+                }
+                self.lag.borrow_mut().record(cx.now().saturating_since(due).as_nanos());
+                self.outstanding.set(self.outstanding.get() + 1);
+                let io = self.io(op, offset, len);
+                let me = self.clone();
+                cx.spawn(CoreId::UNBOUND, "replay command", async move {
+                    me.session.issue(&io, SimTime::ZERO).await;
+                    me.outstanding.set(me.outstanding.get() - 1);
+                    me.room.notify_one();
+                });
+            }
+        }
+    }
+
+    /// Closed loop: one of `depth` workers.
+    async fn work(self: Rc<Self>, _worker: u32) {
+        loop {
+            let next = self.pending.borrow_mut().pop_front();
+            let (op, offset, len) = match next {
+                Some(c) => c,
+                None => {
+                    let Some(rec) = self.next_record() else { return };
+                    let mut cmds = self.commands(&rec).into_iter();
+                    let first = cmds.next().expect("a record maps to at least one command");
+                    self.pending.borrow_mut().extend(cmds);
+                    first
+                }
+            };
+            let io = self.io(op, offset, len);
+            self.session.issue(&io, SimTime::ZERO).await;
+        }
+    }
+}

@@ -1,0 +1,167 @@
+//! Trace replay end to end: the shared traces replay in both modes on the pipessd preset, a
+//! hand-written trace shows every address adjustment counted, speed scales simulated time, and
+//! bad lines stop the run with file and line (or are counted under --skip-bad-lines).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::{fails, ok};
+
+const SMALL: &str = r#"
+name = "replay small"
+[geometry]
+channels = 2
+ways = 2
+planes = 2
+blocks = 64
+pages = 32
+page_size = "16KiB"
+[ftl]
+op = 0.15
+"#;
+
+/// The shared traces, if this checkout has them beside it.
+fn shared(name: &str) -> Option<PathBuf> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces").join(name);
+    if p.exists() {
+        Some(p)
+    } else {
+        eprintln!("shared trace {} not found; skipping", p.display());
+        None
+    }
+}
+
+fn report(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn shared_traces_replay_in_both_modes_on_pipessd() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, records, reads) in
+        [("websearch-sample.spc.gz", 24_783, 24_779), ("tpcc-sample.mqsim.trace.gz", 6_999, 4_381)]
+    {
+        let Some(trace) = shared(name) else { return };
+        let mut sim_times = Vec::new();
+        for mode in [["--mode", "timed"], ["--mode", "closed"]] {
+            let json = dir.path().join("r.json");
+            let mut args =
+                vec!["replay", trace.to_str().unwrap(), "pipessd", "--json", json.to_str().unwrap()];
+            args.extend(mode);
+            let out = ok(&args);
+            assert!(out.contains(&format!("{records} records")), "{out}");
+            let r = report(&json);
+            let rp = &r["replay"];
+            assert_eq!(rp["records"], records, "{name} {mode:?}");
+            let vols: u64 =
+                rp["volumes"].as_object().unwrap().values().map(|v| v["reads"].as_u64().unwrap()).sum();
+            assert_eq!(vols, reads, "{name}: reads per volume add up");
+            let done = r["total"]["count"].as_u64().unwrap();
+            assert_eq!(done, rp["commands"].as_u64().unwrap(), "every command completed");
+            assert!(r["cache"]["data"]["ratio"].as_f64().is_some());
+            sim_times.push(r["sim_time_ns"].as_u64().unwrap());
+        }
+        // Closed loop ignores the timestamps: WebSearch's minute of trace replays in far less.
+        if name.starts_with("websearch") {
+            assert!(sim_times[1] * 10 < sim_times[0], "{sim_times:?}");
+        }
+    }
+}
+
+#[test]
+fn a_hand_written_trace_counts_every_adjustment() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("small.toml");
+    std::fs::write(&cfg, SMALL).unwrap();
+    // MQSim: arrival_ns device lba sectors type(1 read, 0 write); CRLF, a comment, a blank
+    // line, an unaligned request, a huge address, a zero-length request, unsorted times.
+    let trace = dir.path().join("t.trace");
+    #[rustfmt::skip]
+    let lines = [
+        "# hand-written", "",
+        "0 0 0 8 0",                // 4 KiB write at 0: aligned
+        "1000 0 1 16 0",            // unaligned: widened
+        "2600 1 800000000000 8 1",  // far beyond the device: folded
+        "3000 0 16 0 1",            // zero length: skipped
+        "2500 2 64 16 1",           // earlier than the last replayed record
+    ];
+    std::fs::write(&trace, lines.join("\r\n")).unwrap();
+    let json = dir.path().join("r.json");
+    ok(&["replay", trace.to_str().unwrap(), cfg.to_str().unwrap(), "--json", json.to_str().unwrap()]);
+    let rp = report(&json)["replay"].clone();
+    assert_eq!(rp["format"], "mqsim");
+    assert_eq!(rp["records"], 5);
+    assert_eq!(rp["commands"], 4);
+    assert_eq!(rp["widened"], 1);
+    assert_eq!(rp["folded"], 1);
+    assert_eq!(rp["skipped_zero_length"], 1);
+    assert_eq!(rp["out_of_order"], 1);
+    assert_eq!(rp["volumes"]["0"]["writes"], 2);
+    assert_eq!(rp["volumes"]["2"]["read_bytes"], 8192);
+    // Split instead of widen: the unaligned write becomes head, aligned middle and tail.
+    ok(&[
+        "replay",
+        trace.to_str().unwrap(),
+        cfg.to_str().unwrap(),
+        "--align",
+        "split",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let rp = report(&json)["replay"].clone();
+    assert_eq!((rp["split"].as_u64(), rp["commands"].as_u64()), (Some(1), Some(6)));
+}
+
+#[test]
+fn speed_scales_time_and_bad_lines_stop_or_are_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("small.toml");
+    std::fs::write(&cfg, SMALL).unwrap();
+    // SPC: ASU,LBA,Size,Opcode,Timestamp — one 4 KiB read per 10 ms for a second.
+    let trace = dir.path().join("t.spc");
+    let text: String = (0..100).map(|i| format!("0,{},4096,r,{:.3}\n", i * 8, i as f64 * 0.01)).collect();
+    std::fs::write(&trace, &text).unwrap();
+    let json = dir.path().join("r.json");
+    let sim_time = |speed: &str| {
+        ok(&[
+            "replay",
+            trace.to_str().unwrap(),
+            cfg.to_str().unwrap(),
+            "--speed",
+            speed,
+            "--json",
+            json.to_str().unwrap(),
+        ]);
+        report(&json)["sim_time_ns"].as_f64().unwrap()
+    };
+    let (x1, x2) = (sim_time("1"), sim_time("2"));
+    assert!((x1 / x2 - 2.0).abs() < 0.05, "speed 2 halves the replay: {x1} vs {x2}");
+    // A bad line: stop with file and line, or count and skip.
+    std::fs::write(&trace, format!("{text}0,x1,4096,r,1.5\n0,8,4096,r,1.6\n")).unwrap();
+    let e = fails(&["replay", trace.to_str().unwrap(), cfg.to_str().unwrap()]);
+    assert!(e.contains("t.spc:101") && e.contains("x1"), "{e}");
+    ok(&[
+        "replay",
+        trace.to_str().unwrap(),
+        cfg.to_str().unwrap(),
+        "--skip-bad-lines",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let rp = report(&json)["replay"].clone();
+    assert_eq!((rp["bad_lines_skipped"].as_u64(), rp["records"].as_u64()), (Some(1), Some(101)));
+    // `run --trace` is the same replay; it refuses workload flags.
+    let out = ok(&[
+        "run",
+        cfg.to_str().unwrap(),
+        "--trace",
+        trace.to_str().unwrap(),
+        "--skip-bad-lines",
+        "--mode",
+        "closed",
+    ]);
+    assert!(out.contains("closed-loop 32"), "{out}");
+    let e = crate::ssdlab(&["run", "--trace", trace.to_str().unwrap(), "--rw", "randread"]);
+    assert!(!e.status.success());
+}
