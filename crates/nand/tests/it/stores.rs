@@ -145,20 +145,30 @@ fn raw_state_round_trips_and_inconsistent_state_is_refused() {
     let g = small();
     let a = exercise(FlashArray::new(g.clone(), Box::new(MetaStore::new(&g))));
     let (blocks, units) = (a.blocks().to_vec(), a.raw_units().to_vec());
-    let b = FlashArray::from_raw(g.clone(), Box::new(MetaStore::new(&g)), blocks.clone(), units.clone(), a.next_seq())
-        .unwrap();
+    let b = FlashArray::from_raw(
+        g.clone(),
+        Box::new(MetaStore::new(&g)),
+        blocks.clone(),
+        units.clone(),
+        a.next_seq(),
+    )
+    .unwrap();
     assert_eq!((b.blocks(), b.raw_units(), b.next_seq()), (a.blocks(), a.raw_units(), a.next_seq()));
     // A valid count that does not match the units.
     let mut bad = blocks.clone();
     bad[1].valid_units += 1;
-    let e = FlashArray::from_raw(g.clone(), Box::new(MetaStore::new(&g)), bad, units.clone(), 1).err().unwrap();
+    let e =
+        FlashArray::from_raw(g.clone(), Box::new(MetaStore::new(&g)), bad, units.clone(), 1).err().unwrap();
     assert!(e.contains("block 1"), "{e}");
     // Units above a write pointer.
     let mut bad = blocks.clone();
     bad[1].write_ptr = 1;
-    let e = FlashArray::from_raw(g.clone(), Box::new(MetaStore::new(&g)), bad, units.clone(), 1).err().unwrap();
+    let e =
+        FlashArray::from_raw(g.clone(), Box::new(MetaStore::new(&g)), bad, units.clone(), 1).err().unwrap();
     assert!(e.contains("above the write pointer"), "{e}");
     // The wrong size.
-    let e = FlashArray::from_raw(g.clone(), Box::new(MetaStore::new(&g)), blocks, units[1..].to_vec(), 1).err().unwrap();
+    let e = FlashArray::from_raw(g.clone(), Box::new(MetaStore::new(&g)), blocks, units[1..].to_vec(), 1)
+        .err()
+        .unwrap();
     assert!(e.contains("units"), "{e}");
 }
