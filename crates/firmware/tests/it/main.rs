@@ -1,6 +1,7 @@
 //! Integration tests of the firmware crate.
 
 mod conformance;
+mod conformance_long;
 mod fil_timing;
 
 use std::cell::RefCell;
