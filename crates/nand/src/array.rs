@@ -113,41 +113,35 @@ impl FlashArray {
         for b in &mut a.blocks {
             b.valid_units = 0;
         }
-        let (mut seqs, mut programmed) = (Vec::new(), Vec::new());
+        // (LPN, first-write sequence, page sequence, unit) of every unit that names an LPN.
+        let mut named: Vec<(u32, u64, u64, u32)> = Vec::new();
         for (page, oob) in pages {
             let block = a.geo.block_of(page);
             for (i, slot) in oob.slots().enumerate() {
                 if let Some(lpn) = slot.lpn {
-                    a.units[a.geo.unit_addr(page, i as u32).idx()] = encode(lpn);
+                    let u = a.geo.unit_addr(page, i as u32);
+                    a.units[u.idx()] = encode(lpn);
                     a.blocks[block.idx()].valid_units += 1;
+                    named.push((lpn.0, oob.born(i), oob.seq, u.0));
                 }
             }
             a.next_seq = a.next_seq.max(oob.seq + 1);
-            seqs.push(oob.seq);
-            programmed.push(page);
         }
-        a.keep_newest_copies(&programmed, &seqs);
+        a.keep_newest_copies(named);
         a
     }
 
     /// After a restore, where an LPN is named by several units (a crash left old copies that
-    /// nothing had invalidated on the media), keeps the copy in the page with the highest
-    /// sequence number valid and invalidates the rest. Within one page, the last slot wins.
-    fn keep_newest_copies(&mut self, pages: &[PageIdx], seqs: &[u64]) {
-        let upp = self.geo.units_per_page();
-        let mut named: Vec<(u32, u64, u32)> = Vec::new();
-        for (&page, &seq) in pages.iter().zip(seqs) {
-            for s in 0..upp {
-                let u = self.geo.unit_addr(page, s);
-                if let Some(lpn) = decode(self.units[u.idx()]) {
-                    named.push((lpn.0, seq, u.0));
-                }
-            }
-        }
+    /// nothing had invalidated on the media), keeps the newest data valid and invalidates the
+    /// rest. Newest means first written by the latest program — not programmed last: a GC copy
+    /// of old data may be programmed after the host's newer write of the same LPN, and keeps
+    /// its source's first-write number. Between copies of the same data (a GC copy and its
+    /// source), the later page wins; within one page, the last slot.
+    fn keep_newest_copies(&mut self, mut named: Vec<(u32, u64, u64, u32)>) {
         named.sort_unstable();
         for w in named.windows(2) {
             if w[0].0 == w[1].0 {
-                self.invalidate(UnitAddr(w[0].2));
+                self.invalidate(UnitAddr(w[0].3));
             }
         }
     }

@@ -1,5 +1,7 @@
 //! What a page's spare (OOB) area records: the LPN of each mapping unit packed in the page, a
-//! data tag per unit, and the program sequence number that orders copies during recovery.
+//! data tag per unit, the page's program sequence number, and per unit the sequence number of
+//! the program that first wrote its data (a GC copy keeps its source's), which orders copies of
+//! one LPN during recovery.
 
 use crate::address::Lpn;
 use crate::geometry::MAX_UNITS_PER_PAGE;
@@ -28,6 +30,10 @@ pub struct Oob {
     units: u8,
     lpns: [u32; MAX_UNITS_PER_PAGE],
     tags: [u16; MAX_UNITS_PER_PAGE],
+    /// Per unit: the sequence number of the program that first wrote the data (0 = this page's
+    /// own program). A copy made by GC carries its source's, so that a stale copy programmed
+    /// after a newer host write can never outrank it at recovery.
+    born: [u64; MAX_UNITS_PER_PAGE],
 }
 
 impl Oob {
@@ -40,7 +46,13 @@ impl Oob {
             units as usize <= MAX_UNITS_PER_PAGE,
             "{units} units per page is more than {MAX_UNITS_PER_PAGE}"
         );
-        Oob { seq: 0, units: units as u8, lpns: [NO_LPN; MAX_UNITS_PER_PAGE], tags: [0; MAX_UNITS_PER_PAGE] }
+        Oob {
+            seq: 0,
+            units: units as u8,
+            lpns: [NO_LPN; MAX_UNITS_PER_PAGE],
+            tags: [0; MAX_UNITS_PER_PAGE],
+            born: [0; MAX_UNITS_PER_PAGE],
+        }
     }
 
     /// An OOB holding `slots` (its length is the page's unit count).
@@ -89,6 +101,30 @@ impl Oob {
         self.tags[..self.units as usize][i] = tag.0;
     }
 
+    /// The sequence number of the program that first wrote unit `i`'s data: the recorded one,
+    /// or this page's own where none was recorded.
+    pub fn born(&self, i: usize) -> u64 {
+        match self.born[..self.units as usize][i] {
+            0 => self.seq,
+            b => b,
+        }
+    }
+
+    /// Records that unit `i`'s data was first written by program `seq` (0: by this page's).
+    pub fn set_born(&mut self, i: usize, seq: u64) {
+        self.born[..self.units as usize][i] = seq;
+    }
+
+    /// The recorded first-write sequence numbers, in order (0 where none was recorded).
+    pub fn borns(&self) -> &[u64] {
+        &self.born[..self.units as usize]
+    }
+
+    /// Sets every unit's recorded first-write sequence number (one per unit).
+    pub fn set_borns(&mut self, borns: &[u64]) {
+        self.born[..self.units as usize].copy_from_slice(borns);
+    }
+
     /// Every unit's entry, in order.
     pub fn slots(&self) -> impl ExactSizeIterator<Item = OobSlot> + '_ {
         (0..self.units as usize).map(|i| self.slot(i))
@@ -115,7 +151,16 @@ mod tests {
         let oob = Oob::new(&s);
         assert_eq!(oob.slots().collect::<Vec<_>>(), s);
         assert_eq!(oob.units(), 2);
-        assert!(size_of::<Oob>() <= 112, "{}", size_of::<Oob>());
+        assert!(size_of::<Oob>() <= 240, "{}", size_of::<Oob>());
+    }
+
+    #[test]
+    fn a_unit_is_born_with_its_page_unless_recorded_otherwise() {
+        let mut oob = Oob::empty(2);
+        oob.seq = 9;
+        oob.set_born(1, 4);
+        assert_eq!((oob.born(0), oob.born(1)), (9, 4));
+        assert_eq!(oob.borns(), &[0, 4]);
     }
 
     #[test]

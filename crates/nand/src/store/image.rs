@@ -252,6 +252,7 @@ impl PageStore for ImageStore {
         })?;
         oob.seq = stored.seq;
         oob.set_tags(stored.tags());
+        oob.set_borns(stored.borns());
         if let Some(d) = data {
             self.file.read_exact_at(d, self.data_offset(page))?;
         }

@@ -8,7 +8,9 @@
 //! (4 KiB aligned)     aux region (reserved for firmware checkpoints; may be empty)
 //! (4 KiB aligned)     OOB records: per page 256 B = magic "OOB1" u32, block generation u32,
 //!                     sequence u64, unit count u8, 7 reserved, per unit (LPN u32 or
-//!                     0xFFFFFFFF, tag u16), crc32 of bytes 0..252 at 252
+//!                     0xFFFFFFFF, tag u16) from 24, per unit the sequence number of the
+//!                     data's first program u64 from 120 (0 = the page's own),
+//!                     crc32 of bytes 0..252 at 252
 //! (4 KiB aligned)     page data: per page `page_size` bytes
 //! ```
 //!
@@ -136,6 +138,11 @@ pub fn decode_block(b: &[u8]) -> Option<BlockEntry> {
     Some(BlockEntry { generation: word(0), erase_count: word(4), bad: word(8) & 1 == 1 })
 }
 
+/// Where the per-unit first-write sequence numbers start in an OOB record (after 16 slots of
+/// LPN and tag at 24; 16 x 8 bytes end at 248, before the CRC at 252). Images written before
+/// they existed hold zeroes there, which means "born with the page".
+const BORN_AT: usize = 120;
+
 pub fn encode_oob(oob: &Oob, generation: u32) -> [u8; OOB_RECORD_BYTES as usize] {
     let mut r = [0u8; OOB_RECORD_BYTES as usize];
     r[..4].copy_from_slice(&OOB_MAGIC.to_le_bytes());
@@ -146,6 +153,10 @@ pub fn encode_oob(oob: &Oob, generation: u32) -> [u8; OOB_RECORD_BYTES as usize]
         let at = 24 + i * 6;
         r[at..at + 4].copy_from_slice(&s.lpn.map_or(NO_LPN, |l| l.0).to_le_bytes());
         r[at + 4..at + 6].copy_from_slice(&s.tag.0.to_le_bytes());
+    }
+    for (i, b) in oob.borns().iter().enumerate() {
+        let at = BORN_AT + i * 8;
+        r[at..at + 8].copy_from_slice(&b.to_le_bytes());
     }
     let crc = crc32fast::hash(&r[..252]);
     r[252..].copy_from_slice(&crc.to_le_bytes());
@@ -174,6 +185,8 @@ pub fn decode_oob(r: &[u8], generation: u32, units: u32) -> Option<Oob> {
                 tag: DataTag(u16::from_le_bytes(r[at + 4..at + 6].try_into().expect("2 bytes"))),
             },
         );
+        let at = BORN_AT + i * 8;
+        oob.set_born(i, u64::from_le_bytes(r[at..at + 8].try_into().expect("8 bytes")));
     }
     Some(oob)
 }
@@ -186,10 +199,13 @@ mod tests {
     proptest! {
         #[test]
         fn oob_records_round_trip(seq in any::<u64>(), generation in any::<u32>(),
-                                  slots in proptest::collection::vec((proptest::option::of(0u32..u32::MAX), any::<u16>()), 1..=16)) {
-            let slots: Vec<OobSlot> = slots.iter().map(|&(l, t)| OobSlot { lpn: l.map(Lpn), tag: DataTag(t) }).collect();
-            let mut oob = Oob::new(&slots);
+                                  slots in proptest::collection::vec((proptest::option::of(0u32..u32::MAX), any::<u16>(), any::<u64>()), 1..=16)) {
+            let owned: Vec<OobSlot> = slots.iter().map(|&(l, t, _)| OobSlot { lpn: l.map(Lpn), tag: DataTag(t) }).collect();
+            let mut oob = Oob::new(&owned);
             oob.seq = seq;
+            for (i, &(_, _, born)) in slots.iter().enumerate() {
+                oob.set_born(i, born);
+            }
             let rec = encode_oob(&oob, generation);
             prop_assert_eq!(decode_oob(&rec, generation, slots.len() as u32), Some(oob));
             prop_assert_eq!(decode_oob(&rec, generation.wrapping_add(1), slots.len() as u32), None);

@@ -50,6 +50,7 @@ impl PageStore for MemoryStore {
         };
         oob.seq = rec.oob.seq;
         oob.set_tags(rec.oob.tags());
+        oob.set_borns(rec.oob.borns());
         if let Some(d) = data {
             match &rec.payload {
                 Some(p) => d.copy_from_slice(p),

@@ -141,6 +141,33 @@ fn a_restored_image_keeps_only_the_newest_copy_of_each_lpn() {
 }
 
 #[test]
+fn a_late_gc_copy_of_old_data_does_not_outrank_a_newer_write() {
+    // LPNs 10..14: first written in block 3 (seq 1), rewritten by the host in block 1 (seq 2);
+    // then GC, which had read the old copies before the rewrite was mapped, programs them into
+    // block 2 (seq 3) carrying their first-write number. Recovery must keep the host's write.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nand.img");
+    let g = small();
+    {
+        let mut a = FlashArray::new(g.clone(), Box::new(ImageStore::create(&path, &g, 0).unwrap()));
+        let first = a.program(g.page_of(BlockIdx(3), 0), &slots(10), None).unwrap();
+        a.program(g.page_of(BlockIdx(1), 0), &slots(10), None).unwrap();
+        let mut copy = slots(10);
+        for s in 0..4 {
+            copy.set_born(s, first);
+        }
+        a.program(g.page_of(BlockIdx(2), 0), &copy, None).unwrap();
+        a.sync().unwrap();
+    }
+    let a = ImageStore::open(&path, &g).unwrap().into_array(g.clone());
+    for s in 0..4 {
+        assert_eq!(a.unit(g.unit_addr(g.page_of(BlockIdx(1), 0), s)), UnitState::Valid(Lpn(10 + s)));
+        assert_eq!(a.unit(g.unit_addr(g.page_of(BlockIdx(2), 0), s)), UnitState::Invalid(Some(Lpn(10 + s))));
+    }
+    assert_eq!((a.block(BlockIdx(1)).valid_units, a.block(BlockIdx(2)).valid_units), (4, 0));
+}
+
+#[test]
 fn raw_state_round_trips_and_inconsistent_state_is_refused() {
     let g = small();
     let a = exercise(FlashArray::new(g.clone(), Box::new(MetaStore::new(&g))));

@@ -84,7 +84,7 @@ impl FtlInner {
                 .filter(|(_, v)| !v.is_empty())
                 .collect()
         };
-        let mut pending: Vec<(Lpn, UnitAddr, UnitData)> = Vec::with_capacity(upp as usize);
+        let mut pending: Vec<Moved> = Vec::with_capacity(upp as usize);
         for (page, units) in pages {
             let (tpages, data): (Vec<_>, Vec<_>) =
                 units.into_iter().partition(|(_, l)| l.0 >= TRANSLATION_LPN_BASE);
@@ -98,8 +98,15 @@ impl FtlInner {
                 let unit = self.geo.unit_addr(page, slot);
                 self.copy_tpage(lpn.0 - TRANSLATION_LPN_BASE, unit, &r, plane).await;
             }
+            let born = |slot: u32| r.oob.as_ref().map_or(0, |o| o.born(slot as usize));
             for (slot, lpn) in data {
-                pending.push((lpn, self.geo.unit_addr(page, slot), self.unit_of(&r, slot)));
+                let unit = Moved {
+                    lpn,
+                    old: self.geo.unit_addr(page, slot),
+                    data: self.unit_of(&r, slot),
+                    born: born(slot),
+                };
+                pending.push(unit);
                 if pending.len() == upp as usize {
                     self.gc_write(plane, std::mem::take(&mut pending), stream).await;
                 }
@@ -113,14 +120,17 @@ impl FtlInner {
 
     /// Programs moved units into one GC page and points their LPNs at it, unless the host
     /// rewrote them meanwhile.
-    async fn gc_write(&self, plane: u32, units: Vec<(Lpn, UnitAddr, UnitData)>, stream: Stream) {
+    async fn gc_write(&self, plane: u32, units: Vec<Moved>, stream: Stream) {
         self.cx.compute(self.cfg.costs.gc_unit * units.len() as u64).await;
         let page = self.alloc_page(stream, Some(plane)).await;
-        let image: Vec<(Lpn, UnitData)> = units.iter().map(|(l, _, d)| (*l, d.clone())).collect();
-        let write = self.page_write(&image);
+        let image: Vec<(Lpn, UnitData)> = units.iter().map(|u| (u.lpn, u.data.clone())).collect();
+        let mut write = self.page_write(&image);
+        for (slot, u) in units.iter().enumerate() {
+            write.oob.set_born(slot, u.born);
+        }
         let r = self.program(stream, page, write, units.len() as u32).await;
         self.stats.borrow_mut().gc_units_moved += units.len() as u64;
-        for (slot, (lpn, old, _)) in units.into_iter().enumerate() {
+        for (slot, Moved { lpn, old, .. }) in units.into_iter().enumerate() {
             let new = self.geo.unit_addr(page, slot as u32);
             if r.status == FlashStatus::Ok && self.gc_remap(lpn, old, new) {
                 self.invalidate(old);
@@ -138,6 +148,8 @@ impl FtlInner {
         let page = self.alloc_page(Stream::Gc, Some(plane)).await;
         let mut oob = Oob::empty(self.geo.units_per_page());
         oob.set(0, OobSlot { lpn: Some(Lpn(TRANSLATION_LPN_BASE + t)), tag: DataTag(t as u16) });
+        let (_, slot) = self.geo.unit_page(old);
+        oob.set_born(0, r.oob.as_ref().map_or(0, |o| o.born(slot as usize)));
         let write = PageWrite { oob, data: r.data.clone() };
         let done = self.program(Stream::Mapping, page, write, 1).await;
         let new = self.geo.unit_addr(page, 0);
@@ -171,4 +183,15 @@ impl FtlInner {
         self.stats.borrow_mut().blocks_erased += 1;
         self.waits.notify(WaitKey::Space);
     }
+}
+
+/// A valid unit on its way out of a victim block.
+struct Moved {
+    lpn: Lpn,
+    /// Where it was.
+    old: UnitAddr,
+    data: UnitData,
+    /// The sequence number of the program that first wrote the data (kept in the copy's OOB,
+    /// so that recovery never prefers this copy to a newer host write).
+    born: u64,
 }
