@@ -1,24 +1,40 @@
 //! `ssdlab bench`: how fast the simulator runs on this machine (wall clock, one core).
 //!
 //! For careful numbers use the criterion benches (`cargo bench`); this command gives a quick
-//! reading of the same quantities plus the memory footprint of a large metadata-only array.
+//! reading of the same quantities, the full firmware's speed in GC steady state, and the memory
+//! footprint of a large metadata-only array.
 
 use std::rc::Rc;
 use std::time::Instant;
 
 use anyhow::{Context, Result, ensure};
+use firmware::ftl::Precondition;
 use firmware::platform::{Platform, StoreChoice};
 use host::phys::{PhysOp, PhysPattern, PhysWorkload};
+use host::run::RunOptions;
+use host::workload::JobSpec;
 use nand::store::MetaStore;
 use nand::{FlashArray, Geometry};
 use sim::sync::{Ring, RingSpec};
 use sim::{ByteSize, CoreId, CoreSpec, Frequency, Sim, SimDuration};
 
 use crate::cli::BenchArgs;
+use crate::device;
+
+/// Blocks per plane of the full-firmware device: the default preset with its array cut down
+/// (from 1048 in `softssd`) so that preconditioning takes seconds, not minutes. Everything else
+/// (timing, cores, costs, caches, policies) is the preset's.
+const FIRMWARE_BLOCKS: u32 = 64;
+/// Overwrites the fast preconditioner does after its random fill.
+const FIRMWARE_OVERWRITES: f64 = 2.0;
+/// 4 KiB random reads measured.
+const FIRMWARE_READS: u64 = 200_000;
+/// 4 KiB random writes measured, after a warm-up that fills the data cache with dirty lines.
+const FIRMWARE_WRITES: u64 = 300_000;
 
 pub fn run(a: BenchArgs) -> Result<()> {
     ensure!(a.events >= 1000 && a.txns >= 1000, "--events and --txns must be at least 1000");
-    println!("{:<44} {:>14} {:>12}", "measurement", "per wall sec", "wall time");
+    println!("{:<50} {:>14} {:>12}", "measurement", "per wall sec", "wall time");
     let (n, secs) = timed(|| bare_timers(a.events));
     row("executor: bare timer events", n as f64 / secs, secs);
     let (n, secs) = timed(|| ping_pong(a.events / 10));
@@ -28,11 +44,12 @@ pub fn run(a: BenchArgs) -> Result<()> {
         row(&format!("FIL: random {op:?} transactions (softssd)").to_lowercase(), n as f64 / secs, secs);
     }
     let capacity: ByteSize = a.capacity.parse().context("--capacity")?;
-    memory(capacity)
+    memory(capacity)?;
+    firmware_steady_state()
 }
 
 fn row(what: &str, rate: f64, secs: f64) {
-    println!("{what:<44} {:>14} {secs:>11.2}s", thousands(rate));
+    println!("{what:<50} {:>14} {secs:>11.2}s", thousands(rate));
 }
 
 fn thousands(v: f64) -> String {
@@ -104,6 +121,63 @@ fn fil_transactions(op: PhysOp, count: u64) -> Result<(u64, f64)> {
     let t = Instant::now();
     host::phys::run(&p, &w, &mut |_, _| {})?;
     Ok((count, t.elapsed().as_secs_f64()))
+}
+
+/// The full firmware (HIL, FTL, FIL, ECC) of the default preset on a device in GC steady
+/// state: 4 KiB random reads at QD32, then 4 KiB random writes at QD32 once the data cache is
+/// full of dirty lines, so that every write costs a write-back and GC runs.
+fn firmware_steady_state() -> Result<()> {
+    let mut cfg = device::load(None)?;
+    cfg.geometry.blocks = FIRMWARE_BLOCKS;
+    cfg.validate().map_err(|e| anyhow::anyhow!("bench device: {e}"))?;
+    let what = format!("{}, {FIRMWARE_BLOCKS} blocks/plane", cfg.name);
+    let kind = Precondition::SteadyState { overwrites: FIRMWARE_OVERWRITES };
+    let t = Instant::now();
+    let p =
+        ssdlab::prepare(&cfg, &StoreChoice::Metadata, 1, ssdlab::Start::Precondition(kind), &mut |_, _| {})?;
+    let secs = t.elapsed().as_secs_f64();
+    let units = p.device.ftl.logical_units() as f64 * (1.0 + FIRMWARE_OVERWRITES);
+    let ctl = &p.device.controller;
+    let logical = (ctl.capacity_lbas() * ctl.lba_bytes() as u64) as f64 / (1u64 << 30) as f64;
+    println!("full firmware on {what} ({} raw, {logical:.1}GiB logical):", cfg.geometry.capacity());
+    row(&format!("  fast precondition {} (mapping units)", ssdlab::describe(kind)), units / secs, secs);
+
+    let (report, secs) = firmware_jobs(&p, "randread", FIRMWARE_READS)?;
+    row("  4k random read, QD32 (requests)", FIRMWARE_READS as f64 / secs, secs);
+    let cmt = report
+        .cache
+        .mapping
+        .as_ref()
+        .map_or(String::new(), |m| format!(", CMT hits {:.1}%", m.ratio * 100.0));
+    println!("    simulated {:.0} IOPS{cmt}", report.total.iops);
+
+    let line = cfg.geometry.mapping_unit.bytes();
+    firmware_jobs(&p, "randwrite", cfg.ftl.cache.capacity.bytes() / line * 5 / 4)?;
+    let before = p.device.ftl.stats();
+    let (report, secs) = firmware_jobs(&p, "randwrite", FIRMWARE_WRITES)?;
+    let after = p.device.ftl.stats();
+    row("  4k random write, QD32, GC steady state (requests)", FIRMWARE_WRITES as f64 / secs, secs);
+    let programmed = |s: &firmware::ftl::FtlStats| s.units_programmed.iter().sum::<u64>();
+    println!(
+        "    simulated {:.0} IOPS; WAF {:.2} and {} GC victims while measured",
+        report.total.iops,
+        (programmed(&after) - programmed(&before)) as f64
+            / (after.host_units_written - before.host_units_written).max(1) as f64,
+        after.gc_invocations - before.gc_invocations
+    );
+    Ok(())
+}
+
+/// Runs `count` 4 KiB `rw` requests at QD32 from one job over the whole device; the report and
+/// the wall time.
+fn firmware_jobs(p: &ssdlab::Prepared, rw: &str, count: u64) -> Result<(report::Report, f64)> {
+    let mut job = JobSpec::new("bench");
+    for (k, v) in [("rw", rw), ("bs", "4k"), ("iodepth", "32"), ("number_ios", &count.to_string())] {
+        job.set(k, Some(v)).with_context(|| format!("bench job option {k}"))?;
+    }
+    let t = Instant::now();
+    let report = ssdlab::measure(p, &[job], 1, &RunOptions::default(), &mut |_| {})?;
+    Ok((report, t.elapsed().as_secs_f64()))
 }
 
 fn resident_bytes() -> Option<u64> {
