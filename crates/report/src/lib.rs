@@ -13,6 +13,7 @@
 //! field by field in `docs/report-schema.md`.
 
 mod assemble;
+pub mod compare;
 mod schema;
 mod text;
 
