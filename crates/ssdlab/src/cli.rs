@@ -28,7 +28,9 @@ const EXAMPLES: &str = "Examples:
                                            saturate the Host-FTL array with programs
   ssdlab presets                           list the built-in devices
   ssdlab config softssd > my.toml          start a configuration of your own from a preset
-  ssdlab phys my.toml --op read --channels 1 --json out.json";
+  ssdlab phys my.toml --op read --channels 1 --json out.json
+  ssdlab run --json a.json --plot figs     save the report and draw its figures
+  ssdlab compare a.json b.json             what changed from a.json to b.json";
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
@@ -53,6 +55,11 @@ pub enum Command {
     },
     /// Measure the simulator itself: events, flash transactions per wall-clock second, memory.
     Bench(BenchArgs),
+    /// Draw the figures of a JSON report (as `--plot DIR` does after a run).
+    Plot(PlotArgs),
+    /// Compare JSON reports side by side: each metric's change from the first file, and the
+    /// settings that differ.
+    Compare(CompareArgs),
 }
 
 #[derive(Args, Debug)]
@@ -219,6 +226,10 @@ pub struct OutputArgs {
     /// End of the trace window, in simulated time since the run started.
     #[arg(long, value_name = "DURATION", requires = "trace_events")]
     pub trace_until: Option<sim::SimDuration>,
+    /// Draw the figures (latency CDF, throughput and latency over time, WAF, free blocks and
+    /// GC, erase counts, utilisation) into this directory as PNG and SVG (created if missing).
+    #[arg(long, value_name = "DIR")]
+    pub plot: Option<PathBuf>,
 }
 
 impl Default for OutputArgs {
@@ -231,8 +242,31 @@ impl Default for OutputArgs {
             trace_requests: 1000,
             trace_from: None,
             trace_until: None,
+            plot: None,
         }
     }
+}
+
+/// `ssdlab plot REPORT --out DIR`.
+#[derive(Args, Debug)]
+pub struct PlotArgs {
+    /// A report written by `ssdlab run --json FILE` (or replay).
+    pub report: PathBuf,
+    /// The directory for the PNG and SVG files (created if missing).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+}
+
+/// `ssdlab compare A.json B.json [C.json ...]`.
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// Reports written by `ssdlab run --json FILE`; the first is the baseline.
+    #[arg(required = true, num_args = 2.., value_name = "REPORT")]
+    pub reports: Vec<PathBuf>,
+    /// Also write the comparison as JSON to this file (`-`: to standard output, instead of
+    /// the table).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]

@@ -2,8 +2,10 @@
 
 mod age;
 mod bench;
+mod compare;
 mod config;
 mod phys;
+mod plot;
 mod presets;
 mod replay;
 mod run;
@@ -22,6 +24,8 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Command::Presets { name } => presets::run(name.as_deref()),
         Command::Config { device } => config::run(device.as_deref()),
         Command::Bench(a) => bench::run(a),
+        Command::Plot(a) => plot::run(a),
+        Command::Compare(a) => compare::run(a),
     }
 }
 

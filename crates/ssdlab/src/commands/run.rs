@@ -55,6 +55,9 @@ pub(crate) fn execute(
     if let Some(path) = &common.json {
         super::write_json(path, &report)?;
     }
+    if let Some(dir) = &output.plot {
+        eprintln!("{}", super::plot::write(&report, dir)?);
+    }
     println!("{}", report::summary(&report));
     if output.breakdown {
         print!("\n{}", report::breakdown(&report));

@@ -3,9 +3,11 @@
 mod bad_input;
 mod calibration;
 mod commands;
+mod compare;
 mod determinism;
 mod experiments;
 mod gc_fidelity;
+mod plots;
 mod precondition;
 mod regressions;
 mod replay;
