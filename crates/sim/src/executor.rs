@@ -439,6 +439,24 @@ impl Sim {
     /// `limit`), or a task calls [`Cx::stop`]. If foreground tasks remain but nothing can ever
     /// wake them, returns the [`Deadlock`] with what each task waits on.
     pub fn run_until(&self, limit: SimTime) -> Result<Stop, Deadlock> {
+        self.run_to(limit, true)
+    }
+
+    /// Like [`run_until`](Self::run_until), but the clock always reaches `limit` unless a task
+    /// stops the run: finishing every foreground task does not stop it early, so virtual time
+    /// keeps in step with an outside clock while the device is idle (live serving). Returns
+    /// [`Stop::TimeLimit`] or [`Stop::Stopped`].
+    pub fn run_through(&self, limit: SimTime) -> Result<Stop, Deadlock> {
+        self.run_to(limit, false)
+    }
+
+    /// When the next timer fires, if any is pending (after a run returned, nothing is ready to
+    /// run, so this is when the simulation next has something to do).
+    pub fn next_timer(&self) -> Option<SimTime> {
+        self.inner.timers.borrow().peek().map(|t| t.at)
+    }
+
+    fn run_to(&self, limit: SimTime, idle_stops: bool) -> Result<Stop, Deadlock> {
         let inner = &*self.inner;
         inner.stop.set(false);
         loop {
@@ -451,11 +469,20 @@ impl Sim {
             if inner.stop.get() {
                 return Ok(Stop::Stopped);
             }
-            if inner.tasks.borrow().live_foreground() == 0 {
+            let idle = inner.tasks.borrow().live_foreground() == 0;
+            if idle && idle_stops {
                 return Ok(Stop::Idle);
             }
-            let Some(at) = inner.timers.borrow().peek().map(|t| t.at) else {
-                return Err(inner.deadlock());
+            let next = inner.timers.borrow().peek().map(|t| t.at);
+            let Some(at) = next else {
+                if !idle {
+                    return Err(inner.deadlock());
+                }
+                if limit == SimTime::MAX {
+                    return Ok(Stop::Idle);
+                }
+                inner.now.set(limit.max(inner.now()));
+                return Ok(Stop::TimeLimit);
             };
             if at > limit {
                 inner.now.set(limit.max(inner.now()));

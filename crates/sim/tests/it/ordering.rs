@@ -80,6 +80,40 @@ fn run_until_stops_at_the_limit_and_resumes() {
 }
 
 #[test]
+fn run_through_keeps_the_clock_going_when_idle_and_fires_daemon_timers() {
+    let sim = Sim::new(0);
+    let cx = sim.cx();
+    let c = cx.clone();
+    let ticks = Rc::new(RefCell::new(Vec::new()));
+    let t = ticks.clone();
+    cx.spawn_daemon(CoreId::UNBOUND, "ticker", async move {
+        loop {
+            c.sleep(SimDuration::from_micros(3)).await;
+            t.borrow_mut().push(c.now().as_nanos());
+        }
+    });
+    // run_until stops at once: nothing in the foreground.
+    assert_eq!(sim.run_until(SimTime::from_nanos(10_000)).unwrap(), Stop::Idle);
+    assert_eq!(sim.now(), SimTime::ZERO);
+    assert_eq!(sim.next_timer(), Some(SimTime::from_nanos(3_000)));
+    // run_through gets there, firing the daemon's timers on the way.
+    assert_eq!(sim.run_through(SimTime::from_nanos(10_000)).unwrap(), Stop::TimeLimit);
+    assert_eq!(sim.now(), SimTime::from_nanos(10_000));
+    assert_eq!(*ticks.borrow(), vec![3_000, 6_000, 9_000]);
+    assert_eq!(sim.next_timer(), Some(SimTime::from_nanos(12_000)));
+    // A foreground task started now runs from now.
+    let c = cx.clone();
+    let at = Rc::new(RefCell::new(0));
+    let a = at.clone();
+    cx.spawn(CoreId::UNBOUND, "request", async move {
+        c.sleep(SimDuration::from_micros(1)).await;
+        *a.borrow_mut() = c.now().as_nanos();
+    });
+    assert_eq!(sim.run_through(SimTime::from_nanos(20_000)).unwrap(), Stop::TimeLimit);
+    assert_eq!(*at.borrow(), 11_000);
+}
+
+#[test]
 fn daemons_do_not_keep_a_run_going_or_count_as_deadlock() {
     let sim = Sim::new(0);
     let cx = sim.cx();
