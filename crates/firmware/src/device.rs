@@ -1,12 +1,15 @@
 //! A whole simulated SSD: the platform (simulation, cores, FIL over the array), the FTL and the
 //! host interface, laid out by the configured architecture.
 
+use std::path::Path;
 use std::rc::Rc;
+use std::time::{Duration, Instant};
 
 use nand::FlashArray;
-use nand::store::ImageError;
+use nand::store::{ImageError, ImageStore};
 
 use crate::arch::{self, ArchitectureConfig};
+use crate::checkpoint;
 use crate::config::DeviceConfig;
 use crate::ftl::{Ftl, Mount, MountReport};
 use crate::hil::Controller;
@@ -52,6 +55,44 @@ impl Device {
         Ok((dev, report.expect("mounted")))
     }
 
+    /// Opens the NAND image at `path` for `cfg`, creating it if it does not exist. A reopened
+    /// image mounts clean from its shutdown checkpoint if it has one that describes it, and
+    /// otherwise recovers from the OOB as after a crash; the report says which and how long it
+    /// took (wall clock).
+    pub fn open_image(cfg: &DeviceConfig, path: &Path, seed: u64) -> Result<(Device, Opened), ImageError> {
+        let started = Instant::now();
+        if !path.exists() {
+            let dev =
+                Device::build(cfg, &StoreChoice::Image { path: path.to_path_buf(), create: true }, seed)?;
+            return Ok((
+                dev,
+                Opened { how: OpenedAs::Created, mount: MountReport::default(), wall: started.elapsed() },
+            ));
+        }
+        let invalid = |why: String| ImageError::Invalid { path: path.to_path_buf(), why };
+        let mut array = ImageStore::open(path, &cfg.geometry)?.into_array(cfg.geometry.clone());
+        let found = checkpoint::take(&mut array).map_err(invalid)?;
+        let (how, hints) = match found {
+            checkpoint::Found::Clean(hints) => (OpenedAs::Clean, Some(hints)),
+            checkpoint::Found::None => (OpenedAs::Recovered { why: "no shutdown checkpoint".into() }, None),
+            checkpoint::Found::Stale(why) => (OpenedAs::Recovered { why }, None),
+        };
+        let mount = match &hints {
+            Some(h) => Mount::Clean(h),
+            None => Mount::Recover,
+        };
+        let (dev, report) = Device::mount(cfg, array, seed, mount).map_err(invalid)?;
+        Ok((dev, Opened { how, mount: report, wall: started.elapsed() }))
+    }
+
+    /// Shuts the device down cleanly: brings it to rest and checkpoints its state into the
+    /// NAND image, so that the next [`open_image`](Self::open_image) mounts it exactly.
+    pub fn checkpoint(&self) -> Result<(), String> {
+        self.quiesce().map_err(|d| format!("the device did not come to rest: {d}"))?;
+        let hints = self.ftl.block_hints();
+        checkpoint::save(&mut self.platform.fil.array().borrow_mut(), &hints)
+    }
+
     /// Brings the device to rest so that its state can be saved: writes every dirty cached
     /// unit to flash (simulated, as a Flush would), lets background work finish, then writes
     /// the mapping out (untimed). Host queues stay as they are.
@@ -70,4 +111,29 @@ impl Device {
             }
         }
     }
+}
+
+/// How [`Device::open_image`] found the image.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OpenedAs {
+    /// There was none: a new, erased image was created.
+    Created,
+    /// Mounted from its clean-shutdown checkpoint.
+    Clean,
+    /// Recovered from the OOB records (after a crash, or with an unusable checkpoint).
+    Recovered {
+        /// Why there was no clean mount.
+        why: String,
+    },
+}
+
+/// What [`Device::open_image`] did.
+#[derive(Clone, Debug)]
+pub struct Opened {
+    /// Created, mounted clean or recovered.
+    pub how: OpenedAs,
+    /// What the mount found.
+    pub mount: MountReport,
+    /// Wall-clock time to open, scan and mount.
+    pub wall: Duration,
 }

@@ -47,9 +47,10 @@ impl Platform {
         let array = match store {
             StoreChoice::Metadata => FlashArray::new(geo.clone(), boxed(MetaStore::new(&geo))),
             StoreChoice::Memory => FlashArray::new(geo.clone(), boxed(MemoryStore::new(&geo))),
-            StoreChoice::Image { path, create: true } => {
-                FlashArray::new(geo.clone(), boxed(ImageStore::create(path, &geo, 0)?))
-            }
+            StoreChoice::Image { path, create: true } => FlashArray::new(
+                geo.clone(),
+                boxed(ImageStore::create(path, &geo, crate::checkpoint::aux_bytes(&geo))?),
+            ),
             StoreChoice::Image { path, create: false } => ImageStore::open(path, &geo)?.into_array(geo),
         };
         Ok(Platform::over(cfg, array, seed))
