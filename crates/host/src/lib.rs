@@ -9,6 +9,7 @@
 //! a device's NVMe controller. [`phys`] drives the flash interface layer directly with raw page
 //! reads, programs and erases, to measure the array and the FIL before (or beneath) any FTL.
 
+pub mod live;
 pub mod phys;
 pub mod replay;
 pub mod run;

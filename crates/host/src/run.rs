@@ -56,6 +56,8 @@ pub struct HostResults {
     pub trace: Option<Trace>,
     /// What a trace replay did to the trace (replays only).
     pub replay: Option<crate::replay::ReplayStats>,
+    /// What serving live did (`ssdlab serve` only; filled in by the server).
+    pub live: Option<crate::live::LiveStats>,
 }
 
 /// How to run, beyond the jobs.

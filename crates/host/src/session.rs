@@ -6,7 +6,9 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use firmware::device::Device;
-use firmware::hil::{AdminCommand, AdminResult, Controller, HostData, NvmeCommand, Priority, Status};
+use firmware::hil::{
+    AdminCommand, AdminResult, Controller, HostData, NvmeCommand, NvmeCompletion, Priority, Status,
+};
 use sim::trace::TraceWindow;
 use sim::{CoreId, Cx, Deadlock, SimDuration, SimTime, Stop};
 
@@ -112,6 +114,12 @@ impl Session {
             }
             IoOp::Trim => NvmeCommand::deallocate(vec![(slba, nlb)]),
         };
+        self.issue_command(io, cmd, measured_from).await.status == Status::Success
+    }
+
+    /// Submits `cmd`, which does what `io` describes (waiting while its queue is full), records
+    /// its completion like [`issue`](Self::issue) and returns it.
+    pub async fn issue_command(&self, io: &Io, cmd: NvmeCommand, measured_from: SimTime) -> NvmeCompletion {
         self.results.borrow_mut().issued += 1;
         let c = self.ctl.submit(io.qid, cmd).await;
         self.done.set(self.done.get() + 1);
@@ -137,7 +145,8 @@ impl Session {
         let mut r = self.results.borrow_mut();
         r.window_end = r.window_end.max(c.timing.completed);
         r.ops[io.op as usize].add(ok, c.timing.submitted >= measured_from, io.len, latency, &c.phases);
-        ok
+        drop(r);
+        c
     }
 
     /// Runs the simulation until every foreground task has finished, sampling the series and
@@ -149,7 +158,7 @@ impl Session {
         total: Option<u64>,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<(), Deadlock> {
-        self.spawn_sampler(dev);
+        self.start_sampler(dev);
         let slice = SimDuration::from_millis(5);
         loop {
             let stop = dev.platform.sim.run_until(dev.platform.sim.now() + slice)?;
@@ -161,7 +170,7 @@ impl Session {
     }
 
     /// Closes an interval of the series at every boundary until the run finishes.
-    fn spawn_sampler(self: &Rc<Self>, dev: &Device) {
+    pub fn start_sampler(self: &Rc<Self>, dev: &Device) {
         let ftl = dev.ftl.clone();
         let me = self.clone();
         self.cx.spawn_daemon(CoreId::UNBOUND, "time-series sampler", async move {

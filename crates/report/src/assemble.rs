@@ -137,6 +137,7 @@ pub fn assemble(dev: &Device, host: &HostResults, info: &RunInfo) -> Report {
         smart: dev.controller.smart_log(),
         timeseries: host.series.as_ref().map(timeseries).unwrap_or_default(),
         replay: host.replay.clone(),
+        live: host.live.clone(),
     }
 }
 

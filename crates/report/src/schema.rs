@@ -62,6 +62,9 @@ pub struct Report {
     pub timeseries: TimeSeriesReport,
     /// For a trace replay: what the replay did to the trace (`null` for fio-like jobs).
     pub replay: Option<host::replay::ReplayStats>,
+    /// For `ssdlab serve`: pacing, recovery and connections (`null` for simulated runs).
+    #[serde(default)]
+    pub live: Option<host::live::LiveStats>,
 }
 
 /// IOPS and bandwidth.

@@ -1,0 +1,249 @@
+//! A host that does not generate its own I/O: requests arrive from outside (the NBD server's
+//! connections, in `ssdlab serve`) and each is served as NVMe commands on the connection's own
+//! queue pair, recorded like any run's (results, time series, per-request sink).
+//!
+//! The host runs inside the simulation: [`LiveHost::serve`] is a future for the simulation's
+//! executor. Pacing against the wall clock is the caller's business.
+
+use std::cell::Cell;
+use std::rc::Rc;
+
+use firmware::device::Device;
+use firmware::hil::{AdminCommand, AdminResult, HostData, NvmeCommand, NvmeCompletion, Priority, Status};
+use serde::{Deserialize, Serialize};
+use sim::{SimDuration, SimTime, join_all};
+
+use crate::run::{HostResults, RunError, RunOptions};
+use crate::session::{Io, Session};
+use crate::workload::IoOp;
+
+/// What serving live did beyond the usual results: how the model kept pace with the wall
+/// clock, how the image was opened, and the connections served. `wall_s` and `open_ms` are
+/// wall-clock measurements; everything else follows from the requests.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LiveStats {
+    /// `model` (completions released at their modelled time) or `none` (as fast as possible).
+    pub timing: String,
+    /// Model time runs this many times slower than the wall clock (`model` only).
+    pub dilation: f64,
+    /// The NAND image served.
+    pub image: String,
+    /// How the image was opened: `created`, `clean` (from the shutdown checkpoint) or
+    /// `recovered: WHY` (from the OOB records).
+    pub opened: String,
+    /// Wall-clock milliseconds to open, scan and mount the image (the recovery time).
+    pub open_ms: f64,
+    /// Translation pages rewritten by recovery.
+    pub translation_pages_rewritten: u32,
+    /// Connections served.
+    pub connections: u64,
+    /// Requests answered (flushes included).
+    pub requests: u64,
+    /// Requests answered with an error.
+    pub errors: u64,
+    /// Wall-clock seconds served.
+    pub wall_s: f64,
+    /// Completions released later than their modelled time by more than 100 µs (`model`).
+    pub late: u64,
+    /// ... by more than 1 ms.
+    pub late_1ms: u64,
+    /// Mean release delay behind the modelled completion time, µs (`model`).
+    pub lag_mean_us: f64,
+    /// 99th percentile of that delay, µs.
+    pub lag_p99_us: f64,
+    /// Largest delay, µs.
+    pub lag_max_us: f64,
+}
+
+/// What a request asks of the device.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LiveOp {
+    /// Read `len` bytes.
+    Read,
+    /// Write these bytes (`len` of them).
+    Write(Vec<u8>),
+    /// Make every completed write durable.
+    Flush,
+    /// Deallocate the range (it may read back as anything written there before, or zeroes).
+    Trim,
+    /// Make the range read back as zeroes (written as zero data, so that it is as durable as
+    /// any write).
+    WriteZeroes,
+}
+
+/// One request: `len` bytes at byte `offset` (both multiples of the LBA size, checked by
+/// [`LiveHost::serve`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LiveRequest {
+    /// Byte offset.
+    pub offset: u64,
+    /// Bytes.
+    pub len: u64,
+    /// Force unit access: complete only once the data is on flash.
+    pub fua: bool,
+    /// The operation.
+    pub op: LiveOp,
+}
+
+/// Why a request failed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LiveError {
+    /// The request is malformed (misaligned, out of range, wrong data length).
+    #[error("invalid request: {0}")]
+    Invalid(String),
+    /// The device reported a media or internal error.
+    #[error("device error: {0:?}")]
+    Device(Status),
+}
+
+/// The host side of a live device.
+pub struct LiveHost {
+    session: Rc<Session>,
+    lba: u64,
+    capacity: u64,
+    max_transfer: u64,
+    max_queues: u16,
+    in_use: Cell<u64>,
+}
+
+impl LiveHost {
+    /// Attaches to `dev` (no queue pairs yet: [`attach`](Self::attach) creates one per
+    /// connection) and starts sampling the time series.
+    pub fn open(dev: &Device, opts: &RunOptions) -> Result<Rc<LiveHost>, RunError> {
+        let ctl = &dev.controller;
+        let lba = ctl.lba_bytes() as u64;
+        let host = &dev.platform.config.host;
+        let session = Rc::new(Session::open(dev, 0, SimDuration::ZERO, opts)?);
+        session.start_sampler(dev);
+        Ok(Rc::new(LiveHost {
+            session,
+            lba,
+            capacity: ctl.capacity_lbas() * lba,
+            max_transfer: (host.max_transfer.bytes() / lba * lba).max(lba),
+            max_queues: host.queues.min(63) as u16,
+            in_use: Cell::new(0),
+        }))
+    }
+
+    /// The device's size in bytes.
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
+    /// The LBA size in bytes (the smallest request).
+    pub fn lba_bytes(&self) -> u64 {
+        self.lba
+    }
+
+    /// Queue pairs the device can give to connections.
+    pub fn max_queues(&self) -> u16 {
+        self.max_queues
+    }
+
+    /// Creates a queue pair for a new connection and returns its id, or says why there is none.
+    pub async fn attach(&self) -> Result<u16, String> {
+        let free = (1..=self.max_queues).find(|q| self.in_use.get() & (1 << q) == 0);
+        let Some(qid) = free else {
+            return Err(format!("all {} NVMe queue pairs are in use (one per connection)", self.max_queues));
+        };
+        self.in_use.set(self.in_use.get() | 1 << qid);
+        {
+            let mut r = self.session.results.borrow_mut();
+            r.queues = r.queues.max(qid as u32);
+            r.clones = r.clones.max(qid as u32);
+        }
+        match self.session.ctl.admin(AdminCommand::CreateIoQueue { qid, priority: Priority::Medium }).await {
+            AdminResult::Done => Ok(qid),
+            other => {
+                self.in_use.set(self.in_use.get() & !(1 << qid));
+                Err(format!("creating NVMe queue pair {qid} failed: {other:?}"))
+            }
+        }
+    }
+
+    /// Deletes a connection's queue pair (every request on it has completed).
+    pub async fn detach(&self, qid: u16) {
+        self.session.ctl.admin(AdminCommand::DeleteIoQueue { qid }).await;
+        self.in_use.set(self.in_use.get() & !(1 << qid));
+    }
+
+    /// Serves one request on queue pair `qid`: reads return their data. Requests longer than
+    /// the device's maximum transfer become several commands, in flight together.
+    pub async fn serve(&self, qid: u16, req: LiveRequest) -> Result<Option<Vec<u8>>, LiveError> {
+        self.check(&req)?;
+        let op = match req.op {
+            LiveOp::Flush => {
+                let c = self.session.ctl.submit(qid, NvmeCommand::flush()).await;
+                return ok_or(c).map(|_| None);
+            }
+            LiveOp::Read => IoOp::Read,
+            LiveOp::Write(_) | LiveOp::WriteZeroes => IoOp::Write,
+            LiveOp::Trim => IoOp::Trim,
+        };
+        let chunks = (0..req.len).step_by(self.max_transfer as usize).map(|at| {
+            let len = (req.len - at).min(self.max_transfer);
+            (at, len)
+        });
+        let commands = chunks.map(|(at, len)| {
+            let (slba, nlb) = ((req.offset + at) / self.lba, (len / self.lba) as u32);
+            let mut cmd = match &req.op {
+                LiveOp::Read => NvmeCommand::read(slba, nlb),
+                LiveOp::Write(data) => {
+                    let bytes = data[at as usize..(at + len) as usize].to_vec();
+                    NvmeCommand::write(slba, nlb, HostData::Bytes(bytes))
+                }
+                LiveOp::WriteZeroes => NvmeCommand::write(slba, nlb, HostData::Bytes(vec![0; len as usize])),
+                LiveOp::Trim => NvmeCommand::deallocate(vec![(slba, nlb)]),
+                LiveOp::Flush => unreachable!("answered above"),
+            };
+            cmd.fua = req.fua && op == IoOp::Write;
+            let io = Io { clone: qid as u32 - 1, qid, op, offset: req.offset + at, len };
+            async move { self.session.issue_command(&io, cmd, SimTime::ZERO).await }
+        });
+        let done = join_all(commands.collect::<Vec<_>>()).await;
+        let mut data = Vec::with_capacity(if op == IoOp::Read { req.len as usize } else { 0 });
+        for c in done {
+            match ok_or(c)? {
+                HostData::Bytes(b) if op == IoOp::Read => data.extend_from_slice(&b),
+                _ if op == IoOp::Read => {
+                    return Err(LiveError::Device(Status::InternalError(
+                        "the device returned no read data (is the store metadata-only?)".into(),
+                    )));
+                }
+                _ => {}
+            }
+        }
+        Ok((op == IoOp::Read).then_some(data))
+    }
+
+    fn check(&self, r: &LiveRequest) -> Result<(), LiveError> {
+        let bad = |why: String| Err(LiveError::Invalid(why));
+        if r.op == LiveOp::Flush {
+            return Ok(());
+        }
+        if r.len == 0 || !r.offset.is_multiple_of(self.lba) || !r.len.is_multiple_of(self.lba) {
+            return bad(format!("{} bytes at {} are not whole {}-byte blocks", r.len, r.offset, self.lba));
+        }
+        if r.offset.checked_add(r.len).is_none_or(|end| end > self.capacity) {
+            return bad(format!("{} bytes at {} go past the end ({} bytes)", r.len, r.offset, self.capacity));
+        }
+        if let LiveOp::Write(d) = &r.op
+            && d.len() as u64 != r.len
+        {
+            return bad(format!("a write of {} bytes carries {} bytes of data", r.len, d.len()));
+        }
+        Ok(())
+    }
+
+    /// The results so far, with the series closed at the current time.
+    pub fn finish(&self, dev: &Device) -> HostResults {
+        self.session.finish(dev)
+    }
+}
+
+fn ok_or(c: NvmeCompletion) -> Result<HostData, LiveError> {
+    match c.status {
+        Status::Success => Ok(c.data),
+        s => Err(LiveError::Device(s)),
+    }
+}
