@@ -22,6 +22,7 @@ use report::{Report, RunInfo, assemble};
 use sim::trace::Trace;
 
 pub mod perfetto;
+pub mod serve;
 
 /// Where a run starts from.
 pub enum Start {

@@ -9,6 +9,7 @@ mod plot;
 mod presets;
 mod replay;
 mod run;
+mod serve;
 
 use anyhow::Result;
 
@@ -26,6 +27,7 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Command::Bench(a) => bench::run(a),
         Command::Plot(a) => plot::run(a),
         Command::Compare(a) => compare::run(a),
+        Command::Serve(a) => serve::run(*a),
     }
 }
 

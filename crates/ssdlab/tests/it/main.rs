@@ -11,6 +11,7 @@ mod plots;
 mod precondition;
 mod regressions;
 mod replay;
+mod serve;
 mod shape;
 mod snapshot;
 mod trace_events;

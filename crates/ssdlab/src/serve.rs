@@ -1,0 +1,524 @@
+//! `ssdlab serve`: the simulated device as a real block device over NBD.
+//!
+//! ```text
+//!   NBD connections (live crate: one reader + one writer thread each)
+//!        |  Backend::submit  ->  Msg over a channel
+//!        v
+//!   device thread: owns the Device (the simulation is single-threaded)
+//!        loop: bring virtual time up to the wall clock (`model`) or run a slice (`none`)
+//!              start each new request as a task on its connection's NVMe queue pair
+//!              answer the requests that completed, through their Repliers
+//!              once a second: a stats line
+//! ```
+//!
+//! **Pacing.** With `--timing model`, virtual time follows the wall clock (divided by the
+//! dilation) from the moment serving starts: a request enters the device at the virtual time
+//! of its arrival and is answered when the wall clock reaches its modelled completion time
+//! (never earlier; later only when the host cannot keep up, which the report counts). With
+//! `--timing none` the device runs as fast as it can and answers as soon as it is done.
+//!
+//! **Durability.** Data lives in the NAND image. As on a real drive with a volatile write
+//! cache, a write is acknowledged once it is in the data cache; Flush and FUA writes are
+//! answered only after the data is programmed into the image and the image is synced, so they
+//! survive a kill or a power cut. On a clean shutdown the device is quiesced and checkpointed;
+//! after a crash the next start recovers from the OOB records.
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, anyhow};
+use firmware::config::DeviceConfig;
+use firmware::device::{Device, OpenedAs};
+use host::live::{LiveError, LiveHost, LiveOp, LiveRequest, LiveStats};
+use host::run::RunOptions;
+use host::series::DeviceSample;
+use live::proto::Errno;
+use live::{Backend, BackendError, BlockSize, ExportInfo, Op, Replier, Request, Server, ServerConfig};
+use report::{Report, RunInfo, assemble};
+use sim::stats::LogHistogram;
+use sim::{CoreId, SimDuration, SimTime};
+
+/// How completions are paced.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub enum Timing {
+    /// Release each completion at its modelled time; model time runs `dilation` times slower
+    /// than the wall clock.
+    Model {
+        /// Slow-down of the model (1 = real time).
+        dilation: f64,
+    },
+    /// Functional: as fast as possible.
+    None,
+}
+
+/// What to serve and how.
+pub struct ServeOptions {
+    /// The NAND image (created if missing).
+    pub image: PathBuf,
+    /// Pacing.
+    pub timing: Timing,
+    /// Seed of the simulation.
+    pub seed: u64,
+    /// The export's name (clients may also ask for the default, empty name).
+    pub export: String,
+    /// Listeners and limits.
+    pub server: ServerConfig,
+    /// Where to write the stats line every second (`-` = standard error, `None` = nowhere).
+    pub stats: Option<PathBuf>,
+}
+
+/// A server running.
+pub struct Serving {
+    server: Option<Server>,
+    to_device: Sender<Msg>,
+    device: Option<JoinHandle<Result<Report>>>,
+    /// How the image was opened, for the start-up message.
+    pub opened: String,
+    /// The export's size in bytes.
+    pub size: u64,
+}
+
+impl Serving {
+    /// Where clients connect (TCP addresses with the ports actually bound, then Unix sockets).
+    pub fn addrs(&self) -> Vec<String> {
+        self.server.as_ref().map(|s| s.addrs().iter().map(|a| a.to_string()).collect()).unwrap_or_default()
+    }
+
+    /// Stops serving cleanly: stops accepting, lets every connection finish what it sent,
+    /// quiesces and checkpoints the device, and returns the report.
+    pub fn stop(mut self) -> Result<Report> {
+        if let Some(server) = self.server.take() {
+            server.shutdown();
+        }
+        let _ = self.to_device.send(Msg::Stop);
+        let device = self.device.take().expect("stopped once");
+        device.join().map_err(|_| anyhow!("the device thread panicked"))?
+    }
+}
+
+/// Opens the image, starts the device thread and the NBD server.
+pub fn start(cfg: DeviceConfig, opts: ServeOptions) -> Result<Serving> {
+    let (to_device, inbox) = mpsc::channel::<Msg>();
+    let (ready_tx, ready_rx) = mpsc::channel::<Result<(u64, u32, String)>>();
+    let device_opts = DeviceOptions {
+        image: opts.image.clone(),
+        timing: opts.timing,
+        seed: opts.seed,
+        stats: opts.stats.clone(),
+    };
+    let device = std::thread::Builder::new()
+        .name("ssdlab-device".into())
+        .spawn(move || device_thread(cfg, device_opts, inbox, ready_tx))
+        .context("starting the device thread")?;
+    let (size, lba, opened) = match ready_rx.recv() {
+        Ok(Ok(r)) => r,
+        Ok(Err(e)) => {
+            let _ = device.join();
+            return Err(e);
+        }
+        Err(_) => return Err(anyhow!("the device thread failed to start: {:?}", device.join().err())),
+    };
+    let max = opts.server.max_request_bytes;
+    let info = ExportInfo {
+        description: Some(format!("ssdlab simulated SSD ({opened})")),
+        can_flush: true,
+        can_fua: true,
+        can_trim: true,
+        can_write_zeroes: true,
+        // One device behind every connection: a flush on any of them flushes the whole cache.
+        can_multi_conn: true,
+        block_size: BlockSize::new(lba, 4096.max(lba), max).map_err(|e| anyhow!("block size: {e}"))?,
+        ..ExportInfo::new(opts.export.clone(), size)
+    };
+    let backend = Arc::new(DeviceBackend { info, inbox: Mutex::new(to_device.clone()) });
+    let server = match Server::start(backend, opts.server) {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = to_device.send(Msg::Stop);
+            let _ = device.join();
+            return Err(anyhow!("starting the NBD server: {e}"));
+        }
+    };
+    Ok(Serving { server: Some(server), to_device, device: Some(device), opened, size })
+}
+
+/// Messages to the device thread.
+enum Msg {
+    Connect(Sender<Result<u16, String>>),
+    Submit { qid: u16, request: Request, reply: Replier },
+    Disconnect(u16),
+    Stop,
+}
+
+/// The NBD side of the device: forwards everything to the device thread.
+struct DeviceBackend {
+    info: ExportInfo,
+    inbox: Mutex<Sender<Msg>>,
+}
+
+impl DeviceBackend {
+    fn send(&self, m: Msg) -> bool {
+        self.inbox.lock().unwrap_or_else(|e| e.into_inner()).send(m).is_ok()
+    }
+}
+
+impl Backend for DeviceBackend {
+    type Conn = u16;
+
+    fn export(&self, name: &str) -> Option<ExportInfo> {
+        (name.is_empty() || name == self.info.name).then(|| self.info.clone())
+    }
+
+    fn list(&self) -> Vec<String> {
+        vec![self.info.name.clone()]
+    }
+
+    fn connect(&self, _: &ExportInfo) -> Result<u16, BackendError> {
+        let (tx, rx) = mpsc::channel();
+        if !self.send(Msg::Connect(tx)) {
+            return Err(BackendError::Unavailable("the device is shutting down".into()));
+        }
+        match rx.recv() {
+            Ok(Ok(qid)) => Ok(qid),
+            Ok(Err(why)) => Err(BackendError::Unavailable(why)),
+            Err(_) => Err(BackendError::Unavailable("the device is shutting down".into())),
+        }
+    }
+
+    fn submit(&self, qid: &u16, request: Request, reply: Replier) {
+        // If the device thread is gone, the replier comes back inside the error and is
+        // dropped, which answers EIO.
+        self.send(Msg::Submit { qid: *qid, request, reply });
+    }
+
+    fn disconnect(&self, qid: u16) {
+        self.send(Msg::Disconnect(qid));
+    }
+}
+
+struct DeviceOptions {
+    image: PathBuf,
+    timing: Timing,
+    seed: u64,
+    stats: Option<PathBuf>,
+}
+
+/// A finished request waiting for its release.
+struct Done {
+    reply: Replier,
+    result: Result<Option<Vec<u8>>, LiveError>,
+    submitted: SimTime,
+    completed: SimTime,
+    bytes: u64,
+}
+
+/// The once-a-second numbers.
+#[derive(Default)]
+struct Tick {
+    requests: u64,
+    bytes: u64,
+    latency: LogHistogram,
+}
+
+fn device_thread(
+    cfg: DeviceConfig,
+    o: DeviceOptions,
+    inbox: Receiver<Msg>,
+    ready: Sender<Result<(u64, u32, String)>>,
+) -> Result<Report> {
+    let opened = Device::open_image(&cfg, &o.image, o.seed)
+        .with_context(|| format!("opening the NAND image {}", o.image.display()));
+    let (dev, opened) = match opened {
+        Ok(d) => d,
+        Err(e) => {
+            let msg = format!("{e:#}");
+            let _ = ready.send(Err(e));
+            return Err(anyhow!(msg));
+        }
+    };
+    if dev.controller.payload() {
+        // Always true for an image; checked so that a misbuilt device fails loudly.
+    } else {
+        let e = anyhow!("the device does not keep payloads");
+        let _ = ready.send(Err(anyhow!("{e}")));
+        return Err(e);
+    }
+    let host = match LiveHost::open(
+        &dev,
+        &RunOptions { interval: SimDuration::from_millis(100), ..RunOptions::default() },
+    ) {
+        Ok(h) => h,
+        Err(e) => {
+            let _ = ready.send(Err(anyhow!("{e}")));
+            return Err(anyhow!("{e}"));
+        }
+    };
+    let how = match &opened.how {
+        OpenedAs::Created => "created".to_string(),
+        OpenedAs::Clean => "clean".to_string(),
+        OpenedAs::Recovered { why } => format!("recovered: {why}"),
+    };
+    let opened_line = match &opened.how {
+        OpenedAs::Created => format!("new image {}", o.image.display()),
+        OpenedAs::Clean => format!("image {} mounted clean in {:.0?}", o.image.display(), opened.wall),
+        OpenedAs::Recovered { why } => format!(
+            "image {} recovered from OOB in {:.0?} ({why}; {} units mapped, {} translation pages rewritten)",
+            o.image.display(),
+            opened.wall,
+            opened.mount.mapped_units,
+            opened.mount.translation_pages_rewritten
+        ),
+    };
+    let _ = ready.send(Ok((host.capacity(), host.lba_bytes() as u32, opened_line)));
+
+    let mut live = LiveStats {
+        timing: match o.timing {
+            Timing::Model { .. } => "model".into(),
+            Timing::None => "none".into(),
+        },
+        dilation: match o.timing {
+            Timing::Model { dilation } => dilation,
+            Timing::None => 1.0,
+        },
+        image: o.image.display().to_string(),
+        opened: how.clone(),
+        open_ms: opened.wall.as_secs_f64() * 1e3,
+        translation_pages_rewritten: opened.mount.translation_pages_rewritten,
+        ..LiveStats::default()
+    };
+    let mut stats_out = StatsOut::open(o.stats.as_deref())?;
+    let started = Instant::now();
+    let sim = &dev.platform.sim;
+    let (w0, v0) = (Instant::now(), sim.now());
+    let due_wall =
+        |t: SimTime, d: f64| w0 + Duration::from_secs_f64(t.saturating_since(v0).as_secs_f64() * d);
+    let done: Rc<RefCell<VecDeque<Done>>> = Rc::default();
+    let mut outstanding = 0u64;
+    let mut stopping = false;
+    let mut lag = LogHistogram::default();
+    let mut early: VecDeque<Msg> = VecDeque::new();
+    let mut tick = Tick::default();
+    let mut next_tick = started + Duration::from_secs(1);
+    let array = dev.platform.fil.array().clone();
+    loop {
+        // 1. Virtual time up to now.
+        if let Timing::Model { dilation } = o.timing {
+            let target = v0 + SimDuration::from_secs_f64(w0.elapsed().as_secs_f64() / dilation);
+            sim.run_through(target.max(sim.now())).map_err(|d| anyhow!("the device deadlocked: {d}"))?;
+        }
+        // 2. New requests start now.
+        while let Some(m) = early.pop_front().or_else(|| inbox.try_recv().ok()) {
+            match m {
+                Msg::Connect(tx) => {
+                    let h = host.clone();
+                    sim.cx().spawn(CoreId::UNBOUND, "live: connect", async move {
+                        let _ = tx.send(h.attach().await);
+                    });
+                    live.connections += 1;
+                }
+                Msg::Disconnect(qid) => {
+                    let h = host.clone();
+                    sim.cx().spawn(CoreId::UNBOUND, "live: disconnect", async move { h.detach(qid).await });
+                }
+                Msg::Submit { qid, request, reply } => {
+                    outstanding += 1;
+                    start_request(&dev, &host, &array, &done, qid, request, reply);
+                }
+                Msg::Stop => stopping = true,
+            }
+        }
+        // 3. Run.
+        match o.timing {
+            Timing::Model { .. } => {
+                let now = sim.now();
+                sim.run_through(now).map_err(|d| anyhow!("the device deadlocked: {d}"))?;
+            }
+            Timing::None => {
+                let limit = sim.now() + SimDuration::from_millis(1);
+                sim.run_until(limit).map_err(|d| anyhow!("the device deadlocked: {d}"))?;
+            }
+        }
+        // 4. Answer what completed.
+        let now_wall = Instant::now();
+        while let Some(d) = done.borrow_mut().pop_front() {
+            outstanding -= 1;
+            live.requests += 1;
+            if let Timing::Model { dilation } = o.timing {
+                let late = now_wall.saturating_duration_since(due_wall(d.completed, dilation));
+                lag.record(late.as_nanos() as u64);
+                live.late += u64::from(late > Duration::from_micros(100));
+                live.late_1ms += u64::from(late > Duration::from_millis(1));
+            }
+            tick.requests += 1;
+            tick.bytes += d.bytes;
+            tick.latency.record(d.completed.saturating_since(d.submitted).as_nanos());
+            match d.result {
+                Ok(data) => d.reply.reply(Ok(data)),
+                Err(e) => {
+                    live.errors += 1;
+                    d.reply.error(match e {
+                        LiveError::Invalid(_) => Errno::Inval,
+                        LiveError::Device(_) => Errno::Io,
+                    });
+                }
+            }
+        }
+        if now_wall >= next_tick {
+            let secs = now_wall.duration_since(next_tick - Duration::from_secs(1)).as_secs_f64();
+            stats_out.line(&dev, started, secs, &tick, &lag, o.timing);
+            tick = Tick::default();
+            next_tick = now_wall + Duration::from_secs(1);
+        }
+        if stopping && outstanding == 0 {
+            break;
+        }
+        // 5. Wait for the next thing to do.
+        let wait = match o.timing {
+            Timing::Model { dilation } => {
+                let next = sim.next_timer().map(|t| due_wall(t, dilation));
+                next.map_or(Duration::from_millis(100), |at| at.saturating_duration_since(Instant::now()))
+            }
+            Timing::None if outstanding > 0 => Duration::ZERO,
+            Timing::None => Duration::from_millis(100),
+        };
+        let wait = wait.min(next_tick.saturating_duration_since(Instant::now()));
+        if wait < Duration::from_micros(50) {
+            std::hint::spin_loop();
+            continue;
+        }
+        match inbox.recv_timeout(wait) {
+            // Handled at the top, once virtual time has caught up with its arrival.
+            Ok(m) => early.push_back(m),
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => stopping = true,
+        }
+    }
+    // Clean shutdown: everything answered; quiesce and checkpoint.
+    let checkpoint = dev.checkpoint();
+    if let Err(e) = &checkpoint {
+        eprintln!("ssdlab serve: no clean-shutdown checkpoint ({e}); the next start recovers from the OOB");
+    }
+    live.wall_s = started.elapsed().as_secs_f64();
+    live.lag_mean_us = lag.mean() / 1e3;
+    live.lag_p99_us = lag.quantile(0.99) as f64 / 1e3;
+    live.lag_max_us = lag.max() as f64 / 1e3;
+    let mut results = host.finish(&dev);
+    results.live = Some(live);
+    let info = RunInfo {
+        seed: o.seed,
+        jobs: Vec::new(),
+        initial_state: format!("image {} ({how})", o.image.display()),
+        wall: started.elapsed(),
+    };
+    Ok(assemble(&dev, &results, &info))
+}
+
+/// Starts one request as a task; its result goes to `done`.
+fn start_request(
+    dev: &Device,
+    host: &Rc<LiveHost>,
+    array: &Rc<RefCell<nand::FlashArray>>,
+    done: &Rc<RefCell<VecDeque<Done>>>,
+    qid: u16,
+    request: Request,
+    reply: Replier,
+) {
+    let durable = request.fua || request.op == Op::Flush;
+    let bytes = match request.op {
+        Op::Read | Op::Write(_) => request.length as u64,
+        _ => 0,
+    };
+    let op = match request.op {
+        Op::Read => LiveOp::Read,
+        Op::Write(data) => LiveOp::Write(data),
+        Op::Flush => LiveOp::Flush,
+        Op::Trim => LiveOp::Trim,
+        Op::WriteZeroes { .. } => LiveOp::WriteZeroes,
+    };
+    let req = LiveRequest { offset: request.offset, len: request.length as u64, fua: request.fua, op };
+    let (h, a, d) = (host.clone(), array.clone(), done.clone());
+    let cx = dev.platform.sim.cx();
+    let c = cx.clone();
+    cx.spawn(CoreId::UNBOUND, "live: request", async move {
+        let submitted = c.now();
+        let mut result = h.serve(qid, req).await;
+        if durable && result.is_ok() {
+            // Programmed into the image by now; make it survive a power cut too.
+            if let Err(e) = a.borrow_mut().sync() {
+                result = Err(LiveError::Device(firmware::hil::Status::InternalError(format!(
+                    "syncing the image: {e}"
+                ))));
+            }
+        }
+        d.borrow_mut().push_back(Done { reply, result, submitted, completed: c.now(), bytes });
+    });
+}
+
+/// Where the stats lines go.
+enum StatsOut {
+    None,
+    Stderr,
+    File(std::fs::File),
+}
+
+impl StatsOut {
+    fn open(path: Option<&Path>) -> Result<StatsOut> {
+        Ok(match path {
+            None => StatsOut::None,
+            Some(p) if p == Path::new("-") => StatsOut::Stderr,
+            Some(p) => {
+                StatsOut::File(std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?)
+            }
+        })
+    }
+
+    fn line(
+        &mut self,
+        dev: &Device,
+        started: Instant,
+        secs: f64,
+        t: &Tick,
+        lag: &LogHistogram,
+        timing: Timing,
+    ) {
+        if matches!(self, StatsOut::None) {
+            return;
+        }
+        let s = DeviceSample::of(&dev.ftl);
+        let waf = if s.host_units == 0 { 0.0 } else { s.flash_units as f64 / s.host_units as f64 };
+        let us = |ns: u64| ns as f64 / 1e3;
+        let line = serde_json::json!({
+            "t_s": (started.elapsed().as_secs_f64() * 10.0).round() / 10.0,
+            "iops": (t.requests as f64 / secs).round(),
+            "mb_per_s": (t.bytes as f64 / secs / 1e6 * 10.0).round() / 10.0,
+            "latency_p50_us": us(t.latency.quantile(0.5)),
+            "latency_p99_us": us(t.latency.quantile(0.99)),
+            "waf": (waf * 1000.0).round() / 1000.0,
+            "free_blocks": s.free_blocks,
+            "lag_p99_us": if matches!(timing, Timing::Model { .. }) { us(lag.quantile(0.99)) } else { 0.0 },
+        });
+        match self {
+            StatsOut::None => {}
+            StatsOut::Stderr => eprintln!(
+                "[{:>6.1}s] {:>8.0} IOPS {:>8.1} MB/s  lat p50 {:>7.1} µs p99 {:>7.1} µs  WAF {:.2}  free blocks {}",
+                started.elapsed().as_secs_f64(),
+                t.requests as f64 / secs,
+                t.bytes as f64 / secs / 1e6,
+                us(t.latency.quantile(0.5)),
+                us(t.latency.quantile(0.99)),
+                waf,
+                s.free_blocks
+            ),
+            StatsOut::File(f) => {
+                let _ = writeln!(f, "{line}");
+            }
+        }
+    }
+}
