@@ -1,6 +1,6 @@
 //! The commands work on a fresh machine and their outputs are well formed and reproducible.
 
-use crate::ok;
+use crate::{SMALL, device_file, ok};
 
 #[test]
 fn presets_are_listed_and_shown_with_their_comments() {
@@ -70,24 +70,10 @@ fn image_store_keeps_data_across_runs() {
 }
 
 /// A small device for command-line runs.
-const SMALL: &str = r#"
-name = "cli small"
-[geometry]
-channels = 2
-ways = 2
-planes = 2
-blocks = 64
-pages = 32
-page_size = "16KiB"
-[ftl]
-op = 0.15
-"#;
-
 #[test]
 fn run_shows_the_breakdown_and_saves_series_and_per_request_lines() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = dir.path().join("small.toml");
-    std::fs::write(&cfg, SMALL).unwrap();
+    let cfg = device_file(dir.path(), SMALL);
     let (json, csv) = (dir.path().join("r.json"), dir.path().join("req.csv"));
     #[rustfmt::skip]
     let out = ok(&[

@@ -16,7 +16,30 @@ mod shape;
 mod snapshot;
 mod trace_events;
 
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+
+/// A device small enough that a run takes milliseconds: 2 ch x 2 ways x 2 planes x 64 blocks
+/// x 32 pages of 16 KiB, 15% spare. Ends in its `[ftl]` table, so callers may append to it.
+pub const SMALL: &str = r#"
+name = "small"
+[geometry]
+channels = 2
+ways = 2
+planes = 2
+blocks = 64
+pages = 32
+page_size = "16KiB"
+[ftl]
+op = 0.15
+"#;
+
+/// Writes the device `toml` as `dir/small.toml` and returns its path.
+pub fn device_file(dir: &Path, toml: &str) -> PathBuf {
+    let path = dir.join("small.toml");
+    std::fs::write(&path, toml).unwrap();
+    path
+}
 
 /// Runs `ssdlab` with `args`.
 pub fn ssdlab(args: &[&str]) -> Output {

@@ -7,21 +7,12 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::{fails, ssdlab};
+use crate::{SMALL, device_file, fails, ssdlab};
 
-const SMALL: &str = r#"
-name = "plot small"
-[geometry]
-channels = 2
-ways = 2
-planes = 2
-blocks = 64
-pages = 32
-page_size = "16KiB"
-[ftl]
-op = 0.15
-cache = { capacity = "256KiB" }
-"#;
+/// The shared small device with a 256 KiB cache, so that short runs write back and collect.
+fn small() -> String {
+    format!("{SMALL}cache = {{ capacity = \"256KiB\" }}\n")
+}
 
 /// Each figure and axis descriptions its SVG must hold.
 const FIGURES: [(&str, &[&str]); 6] = [
@@ -86,8 +77,7 @@ fn check_figures(dir: &Path) {
 #[test]
 fn run_with_plot_writes_every_figure_well_formed() {
     let tmp = tempfile::tempdir().unwrap();
-    let cfg = tmp.path().join("small.toml");
-    std::fs::write(&cfg, SMALL).unwrap();
+    let cfg = device_file(tmp.path(), &small());
     let (json, figs) = (tmp.path().join("r.json"), tmp.path().join("figs/run"));
     #[rustfmt::skip]
     let (_, stderr) = run(&[
@@ -122,8 +112,7 @@ fn run_with_plot_writes_every_figure_well_formed() {
 #[test]
 fn replay_with_plot_draws_the_trace_run() {
     let tmp = tempfile::tempdir().unwrap();
-    let cfg = tmp.path().join("small.toml");
-    std::fs::write(&cfg, SMALL).unwrap();
+    let cfg = device_file(tmp.path(), &small());
     // MQSim: arrival_ns device lba sectors type (1 read, 0 write).
     let trace = tmp.path().join("t.trace");
     let lines: Vec<String> =

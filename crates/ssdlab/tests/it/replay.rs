@@ -6,20 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::{fails, ok};
-
-const SMALL: &str = r#"
-name = "replay small"
-[geometry]
-channels = 2
-ways = 2
-planes = 2
-blocks = 64
-pages = 32
-page_size = "16KiB"
-[ftl]
-op = 0.15
-"#;
+use crate::{SMALL, device_file, fails, ok};
 
 /// The shared traces, if this checkout has them beside it.
 fn shared(name: &str) -> Option<PathBuf> {
@@ -72,8 +59,7 @@ fn shared_traces_replay_in_both_modes_on_pipessd() {
 #[test]
 fn a_hand_written_trace_counts_every_adjustment() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = dir.path().join("small.toml");
-    std::fs::write(&cfg, SMALL).unwrap();
+    let cfg = device_file(dir.path(), SMALL);
     // MQSim: arrival_ns device lba sectors type(1 read, 0 write); CRLF, a comment, a blank
     // line, an unaligned request, a huge address, a zero-length request, unsorted times.
     let trace = dir.path().join("t.trace");
@@ -116,8 +102,7 @@ fn a_hand_written_trace_counts_every_adjustment() {
 #[test]
 fn speed_scales_time_and_bad_lines_stop_or_are_skipped() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = dir.path().join("small.toml");
-    std::fs::write(&cfg, SMALL).unwrap();
+    let cfg = device_file(dir.path(), SMALL);
     // SPC: ASU,LBA,Size,Opcode,Timestamp — one 4 KiB read per 10 ms for a second.
     let trace = dir.path().join("t.spc");
     let text: String = (0..100).map(|i| format!("0,{},4096,r,{:.3}\n", i * 8, i as f64 * 0.01)).collect();

@@ -7,20 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
-use crate::ok;
-
-const SMALL: &str = r#"
-name = "trace small"
-[geometry]
-channels = 2
-ways = 2
-planes = 2
-blocks = 64
-pages = 32
-page_size = "16KiB"
-[ftl]
-op = 0.15
-"#;
+use crate::{SMALL, device_file, ok};
 
 fn num(e: &Value, k: &str) -> f64 {
     e[k].as_f64().unwrap_or_else(|| panic!("{k} is not a number in {e}"))
@@ -91,8 +78,7 @@ fn validate(doc: &Value) -> (BTreeMap<String, usize>, usize) {
 #[test]
 fn trace_events_load_as_a_chrome_trace() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = dir.path().join("small.toml");
-    std::fs::write(&cfg, SMALL).unwrap();
+    let cfg = device_file(dir.path(), SMALL);
     let path = dir.path().join("trace.json");
     #[rustfmt::skip]
     ok(&[
