@@ -131,11 +131,8 @@ fn apply(array: &mut FlashArray, geo: &Geometry, p: &[u8]) -> Found {
     let nb = geo.total_blocks() as usize;
     let mut hints = Vec::with_capacity(nb);
     for c in p[8..8 + 9 * nb].chunks_exact(9) {
-        let stream = match c[0] {
-            0 => Stream::User,
-            1 => Stream::Gc,
-            2 => Stream::Mapping,
-            s => return Found::Stale(format!("stream {s} in the checkpoint")),
+        let Some(stream) = Stream::from_u8(c[0]) else {
+            return Found::Stale(format!("stream {} in the checkpoint", c[0]));
         };
         hints
             .push(BlockHint { stream, closed_seq: u64::from_le_bytes(c[1..9].try_into().expect("8 bytes")) });

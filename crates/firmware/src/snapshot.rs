@@ -346,12 +346,8 @@ fn read_state(r: &mut impl Read, geo: &Geometry) -> io::Result<State> {
     let hints = buf
         .chunks_exact(9)
         .map(|c| {
-            let stream = match c[0] {
-                0 => Ok(Stream::User),
-                1 => Ok(Stream::Gc),
-                2 => Ok(Stream::Mapping),
-                s => Err(io::Error::new(io::ErrorKind::InvalidData, format!("stream {s}"))),
-            }?;
+            let stream = Stream::from_u8(c[0])
+                .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, format!("stream {}", c[0])))?;
             Ok(BlockHint { stream, closed_seq: u64::from_le_bytes(c[1..9].try_into().expect("8 bytes")) })
         })
         .collect::<io::Result<Vec<_>>>()?;

@@ -19,6 +19,18 @@ pub enum Stream {
     Mapping = 2,
 }
 
+impl Stream {
+    /// The stream whose `as u8` value is `v` (as snapshots and checkpoints store it).
+    pub fn from_u8(v: u8) -> Option<Stream> {
+        match v {
+            0 => Some(Stream::User),
+            1 => Some(Stream::Gc),
+            2 => Some(Stream::Mapping),
+            _ => None,
+        }
+    }
+}
+
 /// A block's role.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum BlockUse {
