@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow};
 use firmware::config::DeviceConfig;
-use firmware::device::{Device, OpenedAs};
+use firmware::device::{Device, Opened, OpenedAs};
 use host::live::{LiveError, LiveHost, LiveOp, LiveRequest, LiveStats};
 use host::run::RunOptions;
 use host::series::DeviceSample;
@@ -227,37 +227,27 @@ struct Tick {
     latency: LogHistogram,
 }
 
+/// Opens (or creates) the image and attaches the live host to the device.
+fn open_device(cfg: &DeviceConfig, o: &DeviceOptions) -> Result<(Device, Opened, Rc<LiveHost>)> {
+    let (dev, opened) = Device::open_image(cfg, &o.image, o.seed)
+        .with_context(|| format!("opening the NAND image {}", o.image.display()))?;
+    let opts = RunOptions { interval: SimDuration::from_millis(100), ..RunOptions::default() };
+    let host = LiveHost::open(&dev, &opts).map_err(|e| anyhow!("{e}"))?;
+    Ok((dev, opened, host))
+}
+
 fn device_thread(
     cfg: DeviceConfig,
     o: DeviceOptions,
     inbox: Receiver<Msg>,
     ready: Sender<Result<(u64, u32, String)>>,
 ) -> Result<Report> {
-    let opened = Device::open_image(&cfg, &o.image, o.seed)
-        .with_context(|| format!("opening the NAND image {}", o.image.display()));
-    let (dev, opened) = match opened {
+    let (dev, opened, host) = match open_device(&cfg, &o) {
         Ok(d) => d,
         Err(e) => {
             let msg = format!("{e:#}");
             let _ = ready.send(Err(e));
             return Err(anyhow!(msg));
-        }
-    };
-    if dev.controller.payload() {
-        // Always true for an image; checked so that a misbuilt device fails loudly.
-    } else {
-        let e = anyhow!("the device does not keep payloads");
-        let _ = ready.send(Err(anyhow!("{e}")));
-        return Err(e);
-    }
-    let host = match LiveHost::open(
-        &dev,
-        &RunOptions { interval: SimDuration::from_millis(100), ..RunOptions::default() },
-    ) {
-        Ok(h) => h,
-        Err(e) => {
-            let _ = ready.send(Err(anyhow!("{e}")));
-            return Err(anyhow!("{e}"));
         }
     };
     let how = match &opened.how {
@@ -294,9 +284,10 @@ fn device_thread(
         ..LiveStats::default()
     };
     let mut stats_out = StatsOut::open(o.stats.as_deref())?;
-    let started = Instant::now();
     let sim = &dev.platform.sim;
+    // Wall and virtual time at the start: model time t is due at w0 + (t - v0) x dilation.
     let (w0, v0) = (Instant::now(), sim.now());
+    let started = w0;
     let due_wall =
         |t: SimTime, d: f64| w0 + Duration::from_secs_f64(t.saturating_since(v0).as_secs_f64() * d);
     let done: Rc<RefCell<VecDeque<Done>>> = Rc::default();
@@ -494,29 +485,27 @@ impl StatsOut {
         let s = DeviceSample::of(&dev.ftl);
         let waf = if s.host_units == 0 { 0.0 } else { s.flash_units as f64 / s.host_units as f64 };
         let us = |ns: u64| ns as f64 / 1e3;
-        let line = serde_json::json!({
-            "t_s": (started.elapsed().as_secs_f64() * 10.0).round() / 10.0,
-            "iops": (t.requests as f64 / secs).round(),
-            "mb_per_s": (t.bytes as f64 / secs / 1e6 * 10.0).round() / 10.0,
-            "latency_p50_us": us(t.latency.quantile(0.5)),
-            "latency_p99_us": us(t.latency.quantile(0.99)),
-            "waf": (waf * 1000.0).round() / 1000.0,
-            "free_blocks": s.free_blocks,
-            "lag_p99_us": if matches!(timing, Timing::Model { .. }) { us(lag.quantile(0.99)) } else { 0.0 },
-        });
+        let t_s = started.elapsed().as_secs_f64();
+        let iops = t.requests as f64 / secs;
+        let mb_per_s = t.bytes as f64 / secs / 1e6;
+        let (p50, p99) = (us(t.latency.quantile(0.5)), us(t.latency.quantile(0.99)));
         match self {
             StatsOut::None => {}
             StatsOut::Stderr => eprintln!(
-                "[{:>6.1}s] {:>8.0} IOPS {:>8.1} MB/s  lat p50 {:>7.1} µs p99 {:>7.1} µs  WAF {:.2}  free blocks {}",
-                started.elapsed().as_secs_f64(),
-                t.requests as f64 / secs,
-                t.bytes as f64 / secs / 1e6,
-                us(t.latency.quantile(0.5)),
-                us(t.latency.quantile(0.99)),
-                waf,
+                "[{t_s:>6.1}s] {iops:>8.0} IOPS {mb_per_s:>8.1} MB/s  lat p50 {p50:>7.1} µs p99 {p99:>7.1} µs  WAF {waf:.2}  free blocks {}",
                 s.free_blocks
             ),
             StatsOut::File(f) => {
+                let line = serde_json::json!({
+                    "t_s": (t_s * 10.0).round() / 10.0,
+                    "iops": iops.round(),
+                    "mb_per_s": (mb_per_s * 10.0).round() / 10.0,
+                    "latency_p50_us": p50,
+                    "latency_p99_us": p99,
+                    "waf": (waf * 1000.0).round() / 1000.0,
+                    "free_blocks": s.free_blocks,
+                    "lag_p99_us": if matches!(timing, Timing::Model { .. }) { us(lag.quantile(0.99)) } else { 0.0 },
+                });
                 let _ = writeln!(f, "{line}");
             }
         }
