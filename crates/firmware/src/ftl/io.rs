@@ -220,7 +220,7 @@ impl FtlInner {
         }
         drop(cache);
         self.waits.notify(WaitKey::Line(lpn));
-        self.free_line.notify_one();
+        self.free_line.notify_all();
     }
 
     /// Reads a unit's current copy from flash (bypassing the cache).
@@ -370,7 +370,7 @@ impl FtlInner {
                 None => break,
                 Some((i, LineState::Clean | LineState::Dirty)) => {
                     self.cache.borrow_mut().remove(i);
-                    self.free_line.notify_one();
+                    self.free_line.notify_all();
                     break;
                 }
                 Some(_) => self.waits.wait(WaitKey::Line(lpn)).await,
@@ -401,29 +401,31 @@ impl FtlInner {
     }
 
     /// Frees one cache line: evicts the least recently used clean line; else, unless the lines
-    /// already being written back will free enough for everyone waiting, writes back the
-    /// oldest dirty lines; else waits for a write-back in flight.
+    /// already being written back to make room will free enough for everyone waiting, writes back
+    /// the oldest dirty lines; else waits for a line to change state. Every write-back or fill
+    /// that ends wakes all waiters, and a request waits only while one is in flight, so no
+    /// wake-up can be lost.
     async fn make_free_line(&self) {
         loop {
             let batch = {
                 let mut cache = self.cache.borrow_mut();
                 if cache.has_free() {
-                    drop(cache);
-                    return self.pass_baton();
+                    return;
                 }
                 if let Some(v) = cache.clean_victim() {
                     cache.remove(v);
-                    drop(cache);
-                    return self.pass_baton();
+                    return;
                 }
-                if self.freeing.get() > self.line_waiters.get() && cache.writing_count() > 0 {
+                let in_flight = cache.writing_count() + cache.filling_count() > 0;
+                if in_flight && self.freeing.get() > self.line_waiters.get() {
                     Vec::new() // enough lines are on their way
                 } else {
-                    cache.oldest_dirty(self.geo.units_per_page() as usize)
+                    let batch = cache.oldest_dirty(self.geo.units_per_page() as usize);
+                    assert!(in_flight || !batch.is_empty(), "a full cache with no clean, dirty or busy line");
+                    batch
                 }
             };
             if batch.is_empty() {
-                // Write-backs are in flight (or lines are being filled); each frees a line.
                 self.stats.borrow_mut().cache_full_waits += 1;
                 self.line_waiters.set(self.line_waiters.get() + 1);
                 self.free_line.notified().await;
@@ -434,14 +436,6 @@ impl FtlInner {
                 self.write_back(batch).await;
                 self.freeing.set(self.freeing.get() - n);
             }
-        }
-    }
-
-    /// A request got its line: if more requests wait than lines are on their way, wake one so
-    /// that it starts the next write-back (a freed batch wakes only as many as it frees).
-    fn pass_baton(&self) {
-        if self.line_waiters.get() > self.freeing.get() {
-            self.free_line.notify_one();
         }
     }
 }

@@ -89,8 +89,8 @@ impl FtlInner {
         drop(cache);
         for (lpn, _) in &units {
             self.waits.notify(WaitKey::Line(*lpn));
-            self.free_line.notify_one();
         }
+        self.free_line.notify_all();
     }
 
     /// The page image of `units` (LPNs and tags in the OOB; bytes for payload stores, padded
