@@ -88,7 +88,7 @@ impl Device {
     /// Shuts the device down cleanly: brings it to rest and checkpoints its state into the
     /// NAND image, so that the next [`open_image`](Self::open_image) mounts it exactly.
     pub fn checkpoint(&self) -> Result<(), String> {
-        self.quiesce().map_err(|d| format!("the device did not come to rest: {d}"))?;
+        self.quiesce()?;
         let hints = self.ftl.block_hints();
         checkpoint::save(&mut self.platform.fil.array().borrow_mut(), &hints)
     }
@@ -96,11 +96,11 @@ impl Device {
     /// Brings the device to rest so that its state can be saved: writes every dirty cached
     /// unit to flash (simulated, as a Flush would), lets background work finish, then writes
     /// the mapping out (untimed). Host queues stay as they are.
-    pub fn quiesce(&self) -> Result<(), sim::Deadlock> {
+    pub fn quiesce(&self) -> Result<(), String> {
         let ftl = self.ftl.clone();
         self.platform.sim.cx().spawn(self.ftl.core(), "quiesce: flush", async move { ftl.flush().await });
-        self.platform.sim.run()?;
-        self.ftl.write_translation_pages_now();
+        self.platform.sim.run().map_err(|d| format!("the device did not come to rest: {d}"))?;
+        self.ftl.write_translation_pages_now().map_err(|e| format!("writing the mapping out: {e}"))?;
         Ok(())
     }
 

@@ -187,13 +187,7 @@ impl FtlInner {
                 on_flash[t as usize * per..t as usize * per + raw.len()].copy_from_slice(raw);
             }
             drop(d);
-            self.payload.then(|| {
-                let mut bytes = vec![0u8; self.geo.page_bytes() as usize];
-                for (i, e) in raw.iter().enumerate() {
-                    bytes[i * 4..i * 4 + 4].copy_from_slice(&e.to_le_bytes());
-                }
-                bytes.into_boxed_slice()
-            })
+            self.payload.then(|| self.tpage_bytes(raw))
         };
         let mut oob = Oob::empty(self.geo.units_per_page());
         oob.set(0, OobSlot { lpn: Some(Lpn(TRANSLATION_LPN_BASE + t)), tag: DataTag(t as u16) });
@@ -209,5 +203,15 @@ impl FtlInner {
             d.writing[t as usize] = false;
         }
         self.waits.notify(WaitKey::Tpage(t));
+    }
+
+    /// A translation page's bytes in a payload store: its raw entries, little-endian, then
+    /// zeroes to the end of the page.
+    pub(crate) fn tpage_bytes(&self, raw: &[u32]) -> Box<[u8]> {
+        let mut bytes = vec![0u8; self.geo.page_bytes() as usize];
+        for (i, e) in raw.iter().enumerate() {
+            bytes[i * 4..i * 4 + 4].copy_from_slice(&e.to_le_bytes());
+        }
+        bytes.into_boxed_slice()
     }
 }

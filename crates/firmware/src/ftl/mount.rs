@@ -18,6 +18,7 @@ use crate::ecc::Ecc;
 use crate::fil::Fil;
 use crate::ftl::blocks::{BlockManager, BlockUse, Stream};
 use crate::ftl::config::{FtlConfig, TRANSLATION_LPN_BASE};
+use crate::ftl::precondition::FastGc;
 use crate::ftl::state::Ftl;
 
 /// What the FTL knows about a block beyond the array state: saved by snapshots and
@@ -99,7 +100,17 @@ impl Ftl {
                 if blocks.info(block).usage != BlockUse::Open {
                     continue;
                 }
-                if alloc.adopt(hints[b as usize].stream, block, array.block(block).write_ptr, &blocks) {
+                // After a crash a partly written data block may have been GC's (a recovered
+                // array cannot tell), and a plane left with no free block and no GC frontier
+                // could never collect again: the first one in a plane becomes GC's frontier,
+                // the next the user stream's. After a clean stop the hints say whose it was.
+                let hinted = hints[b as usize].stream;
+                let order = match how {
+                    Mount::Recover if hinted == Stream::User => [Stream::Gc, Stream::User],
+                    _ => [hinted, Stream::Gc],
+                };
+                let next = array.block(block).write_ptr;
+                if order.iter().any(|&s| alloc.adopt(s, block, next, &blocks)) {
                     report.frontiers += 1;
                 } else {
                     blocks.close(block);
@@ -139,7 +150,11 @@ impl Ftl {
         }
         match how {
             Mount::Clean(_) => ftl.adopt_translation_pages()?,
-            Mount::Recover => report.translation_pages_rewritten = i.write_all_translation_pages(),
+            Mount::Recover => {
+                report.translation_pages_rewritten = i
+                    .write_all_translation_pages(FastGc::WhenFull)
+                    .map_err(|e| format!("rewriting the translation pages: {e}"))?
+            }
         }
         Ok((ftl, report))
     }

@@ -42,7 +42,8 @@ pub(crate) struct FtlInner {
     pub blocks: RefCell<BlockManager>,
     pub alloc: RefCell<Allocator>,
     pub waits: Waits,
-    /// Woken once per cache line that becomes free or evictable.
+    /// Wakes every request waiting for a cache line when a line changes state (a write-back or
+    /// a fill ends, a trim frees one).
     pub free_line: sim::sync::Notify,
     /// Background write-backs in flight.
     pub flushing: std::cell::Cell<u32>,
@@ -187,9 +188,10 @@ impl Ftl {
     }
 
     /// Writes every translation page from the map in DRAM at once, without simulating time,
-    /// so that flash holds the whole map (before a snapshot). Returns the pages written.
-    pub fn write_translation_pages_now(&self) -> u32 {
-        self.inner.write_all_translation_pages()
+    /// so that flash holds the whole map (before a snapshot). Returns the pages written, or the
+    /// page store's error.
+    pub fn write_translation_pages_now(&self) -> std::io::Result<u32> {
+        self.inner.write_all_translation_pages(crate::ftl::precondition::FastGc::WhenFull)
     }
 
     /// The core FTL coroutines run on.

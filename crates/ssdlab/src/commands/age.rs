@@ -2,7 +2,7 @@
 
 use std::time::Instant;
 
-use anyhow::{Context, Result};
+use anyhow::{Result, anyhow};
 use firmware::ftl::Precondition;
 use firmware::platform::StoreChoice;
 use firmware::snapshot::Snapshot;
@@ -31,7 +31,7 @@ pub fn run(a: AgeArgs) -> Result<()> {
         println!("{}", report::summary(&report));
         aged.push(format!("simulated {} commands ({})", report.total.count, job_summary(&jobs)));
     }
-    prepared.device.quiesce().context("bringing the device to rest")?;
+    prepared.device.quiesce().map_err(|e| anyhow!("bringing the device to rest: {e}"))?;
     let i = Snapshot::save(&prepared.device, &a.out, &aged.join(", then "), a.seed)?;
     let size = std::fs::metadata(&a.out).map(|m| m.len()).unwrap_or(0);
     println!(
