@@ -11,8 +11,13 @@
 //! two in flight on one block), checks every read against a [`ShadowStore`], and between rounds
 //! — with nothing in flight — checks the FTL's invariants. A failure names the seed, so that
 //! the run can be repeated exactly.
+//!
+//! [`durability`] is the crash oracle: which versions of each block a crash may leave behind
+//! under volatile write-cache semantics (flushed and FUA writes survive, nothing foreign ever
+//! appears).
 
 mod conformance;
+pub mod durability;
 mod shadow;
 
 pub use conformance::{Conformance, Outcome, Plan};

@@ -3,6 +3,7 @@
 mod conformance;
 mod conformance_long;
 mod fil_timing;
+mod recovery;
 
 use std::cell::RefCell;
 use std::rc::Rc;

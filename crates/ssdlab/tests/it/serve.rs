@@ -14,6 +14,7 @@ use live::ListenAddr;
 use live::proto::{CmdFlags, Command, RequestHeader};
 use rand::{RngExt, SeedableRng};
 use sim::SimRng as StdRng;
+use testkit::durability::{Durability, FlushMark, Issued, read_stamp, stamp};
 
 #[path = "../../../live/tests/live/client.rs"]
 #[allow(dead_code)]
@@ -21,11 +22,8 @@ mod client;
 
 use client::RawClient;
 
-/// 2 ch x 2 ways x 2 planes x BLOCKS blocks x 16 pages x 16 KiB, 20% spare.
-fn tiny(blocks: u32) -> String {
-    TINY.replace("blocks = 48", &format!("blocks = {blocks}"))
-}
-
+/// 2 ch x 2 ways x 2 planes x 48 blocks x 16 pages x 16 KiB, 20% spare: small enough that GC
+/// runs in every crash cycle.
 const TINY: &str = r#"
 name = "serve tiny"
 [geometry]
@@ -48,13 +46,9 @@ struct Server {
 
 impl Server {
     fn start(dir: &Path, image: &Path, extra: &[&str]) -> Server {
-        Server::start_with(dir, image, 48, extra)
-    }
-
-    fn start_with(dir: &Path, image: &Path, blocks: u32, extra: &[&str]) -> Server {
         let cfg = dir.join("tiny.toml");
         if !cfg.exists() {
-            std::fs::write(&cfg, tiny(blocks)).unwrap();
+            std::fs::write(&cfg, TINY).unwrap();
         }
         let sock = dir.join("nbd.sock");
         let _ = std::fs::remove_file(&sock);
@@ -135,70 +129,7 @@ impl Drop for Server {
 
 /// Data of `version` of `block`: every 8 bytes say which, so a read names what it returned.
 fn pattern(block: u64, version: u64, blocks: u64) -> Vec<u8> {
-    let mut d = Vec::with_capacity((blocks * BLOCK) as usize);
-    for b in block..block + blocks {
-        let word = (b << 32 | version).to_le_bytes();
-        for _ in 0..BLOCK / 8 {
-            d.extend_from_slice(&word);
-        }
-    }
-    d
-}
-
-/// What one 4 KiB read shows: zeroes, or (block, version) repeated; anything else is garbage.
-fn decode(data: &[u8]) -> Result<Option<(u64, u64)>, String> {
-    if data.iter().all(|&b| b == 0) {
-        return Ok(None);
-    }
-    let first = &data[..8];
-    if data.chunks(8).any(|c| c != first) {
-        return Err("torn or foreign data".into());
-    }
-    let w = u64::from_le_bytes(first.try_into().unwrap());
-    Ok(Some((w >> 32, w & 0xffff_ffff)))
-}
-
-/// What a block may hold after a crash.
-#[derive(Clone, Default)]
-struct History {
-    /// Versions written (0 = zeroes), oldest first; `durable` indexes into it.
-    versions: Vec<u64>,
-    /// The newest version known durable (flushed or FUA); `None`: the block may still read
-    /// as never written.
-    durable: Option<usize>,
-    /// The newest acknowledged version.
-    acked: Option<usize>,
-}
-
-impl History {
-    /// Checks what a read after the crash returned, and makes it the block's durable state.
-    fn check(&mut self, block: u64, got: Result<Option<(u64, u64)>, String>) -> Result<(), String> {
-        let v = match got? {
-            None => 0,
-            Some((b, _)) if b != block => return Err(format!("holds data of block {b}")),
-            Some((_, v)) => v,
-        };
-        let from = self.durable.unwrap_or(0);
-        let ok_idx =
-            self.versions[from.min(self.versions.len())..].iter().rposition(|&x| x == v).map(|i| i + from);
-        match ok_idx {
-            Some(i) => {
-                self.versions.truncate(i + 1);
-                self.durable = Some(i);
-                self.acked = Some(i);
-                Ok(())
-            }
-            None if v == 0 && self.durable.is_none() => {
-                self.versions.clear();
-                self.acked = None;
-                Ok(())
-            }
-            None => Err(format!(
-                "read version {v}; durable index {:?} acked {:?} of versions {:?}",
-                self.durable, self.acked, self.versions
-            )),
-        }
-    }
+    stamp(block, blocks, version, BLOCK as usize)
 }
 
 fn send(
@@ -216,30 +147,29 @@ fn send(
 }
 
 enum Pending {
-    Write { block: u64, blocks: u64, idx: Vec<usize>, fua: bool },
-    Flush { snapshot: Vec<Option<usize>> },
+    Write { issued: Issued, fua: bool },
+    Flush(FlushMark),
     Read,
 }
 
 /// Runs random pipelined writes, write-zeroes, flushes and reads until the connection dies or
-/// `ops` are done; keeps `hist` up to date.
-fn workload(c: &mut RawClient, hist: &mut [History], rng: &mut StdRng, ops: u32, next_version: &mut u64) {
-    let n = hist.len() as u64;
+/// `ops` are done; keeps the oracle up to date.
+fn workload(c: &mut RawClient, oracle: &mut Durability, rng: &mut StdRng, ops: u32, next_version: &mut u64) {
+    let n = oracle.len();
     let mut pending: HashMap<u64, Pending> = HashMap::new();
     let mut busy = vec![false; n as usize];
     let mut cookie = 1_000u64;
     for _ in 0..ops {
         // Keep up to 8 requests in flight.
         while pending.len() >= 8 {
-            if !reap(c, hist, &mut pending, &mut busy) {
+            if !reap(c, oracle, &mut pending, &mut busy) {
                 return;
             }
         }
         cookie += 1;
         let r: f64 = rng.random();
         let sent = if r < 0.06 {
-            let snapshot = hist.iter().map(|h| h.acked).collect();
-            pending.insert(cookie, Pending::Flush { snapshot });
+            pending.insert(cookie, Pending::Flush(oracle.flush_sent()));
             send(c, Command::Flush, CmdFlags::EMPTY, cookie, 0, &[], 0)
         } else if r < 0.16 {
             let block = rng.random_range(0..n);
@@ -255,13 +185,8 @@ fn workload(c: &mut RawClient, hist: &mut [History], rng: &mut StdRng, ops: u32,
             let fua = rng.random_bool(0.1);
             let version = if zero { 0 } else { *next_version };
             *next_version += 1;
-            let mut idx = Vec::new();
-            for b in block..block + blocks {
-                busy[b as usize] = true;
-                hist[b as usize].versions.push(version);
-                idx.push(hist[b as usize].versions.len() - 1);
-            }
-            pending.insert(cookie, Pending::Write { block, blocks, idx, fua });
+            busy[block as usize..(block + blocks) as usize].fill(true);
+            pending.insert(cookie, Pending::Write { issued: oracle.issue(block, blocks, version), fua });
             let flags = if fua { CmdFlags::FUA } else { CmdFlags::EMPTY };
             if zero {
                 send(c, Command::WriteZeroes, flags, cookie, block * BLOCK, &[], (blocks * BLOCK) as u32)
@@ -275,7 +200,7 @@ fn workload(c: &mut RawClient, hist: &mut [History], rng: &mut StdRng, ops: u32,
         }
     }
     while !pending.is_empty() {
-        if !reap(c, hist, &mut pending, &mut busy) {
+        if !reap(c, oracle, &mut pending, &mut busy) {
             return;
         }
     }
@@ -284,75 +209,57 @@ fn workload(c: &mut RawClient, hist: &mut [History], rng: &mut StdRng, ops: u32,
 /// Receives one reply and applies it; false when the connection is gone.
 fn reap(
     c: &mut RawClient,
-    hist: &mut [History],
+    oracle: &mut Durability,
     pending: &mut HashMap<u64, Pending>,
     busy: &mut [bool],
 ) -> bool {
     let Ok(reply) = c.recv() else { return false };
     assert_eq!(reply.error, 0, "request failed: {}", reply.message);
     match pending.remove(&reply.cookie).expect("a reply to a request we sent") {
-        Pending::Write { block, blocks, idx, fua } => {
-            for (b, i) in (block..block + blocks).zip(idx) {
-                let h = &mut hist[b as usize];
-                busy[b as usize] = false;
-                h.acked = Some(h.acked.map_or(i, |a| a.max(i)));
-                if fua {
-                    h.durable = Some(h.durable.map_or(i, |d| d.max(i)));
-                }
-            }
+        Pending::Write { issued, fua } => {
+            let (first, blocks) = (issued.first(), issued.blocks());
+            busy[first as usize..(first + blocks) as usize].fill(false);
+            oracle.acked(issued, fua);
         }
-        Pending::Flush { snapshot } => {
-            for (h, acked) in hist.iter_mut().zip(snapshot) {
-                if let Some(a) = acked {
-                    h.durable = Some(h.durable.map_or(a, |d| d.max(a)));
-                }
-            }
-        }
+        Pending::Flush(mark) => oracle.flushed(mark),
         Pending::Read => {}
     }
     true
 }
 
-/// Reads every block and checks it against its history.
-fn verify(c: &mut RawClient, hist: &mut [History], cycle: u32, seed: u64) {
+/// Reads every block and checks it against the oracle.
+fn verify(c: &mut RawClient, oracle: &mut Durability, cycle: u32, seed: u64, image: &Path) {
     // Every group of blocks that was ever written, and every 16th group besides (never-written
     // blocks must read as zeroes, but reading all of them each cycle only costs time).
-    const AT_ONCE: usize = 16;
-    for (chunk, hs) in hist.chunks_mut(AT_ONCE).enumerate() {
-        if chunk % 16 != cycle as usize % 16 && hs.iter().all(|h| h.versions.is_empty()) {
+    const AT_ONCE: u64 = 16;
+    for first in (0..oracle.len()).step_by(AT_ONCE as usize) {
+        let n = AT_ONCE.min(oracle.len() - first);
+        let chunk = first / AT_ONCE;
+        if chunk % 16 != cycle as u64 % 16 && !(first..first + n).any(|b| oracle.written(b)) {
             continue;
         }
-        let first = chunk * AT_ONCE;
-        let r = c.read(first as u64 * BLOCK, (hs.len() as u64 * BLOCK) as u32);
+        let r = c.read(first * BLOCK, (n * BLOCK) as u32);
         assert_eq!(r.error, 0, "read of blocks {first}.. failed after recovery: {}", r.message);
-        for (i, h) in hs.iter_mut().enumerate() {
-            let b = first + i;
-            let data = &r.data[i * BLOCK as usize..(i + 1) * BLOCK as usize];
-            if let Err(e) = h.check(b as u64, decode(data)) {
-                let again = decode(&c.read(b as u64 * BLOCK, BLOCK as u32).data);
-                panic!("cycle {cycle} (SSDLAB_CRASH_SEED={seed}): block {b} {e} (read again: {again:?})");
+        for (i, data) in r.data.chunks(BLOCK as usize).enumerate() {
+            let b = first + i as u64;
+            if let Err(e) = oracle.check_after_crash(b, read_stamp(data)) {
+                let again = read_stamp(&c.read(b * BLOCK, BLOCK as u32).data);
+                let kept = std::env::temp_dir().join(format!("ssdlab-crash-{seed}.img"));
+                let kept = match std::fs::copy(image, &kept) {
+                    Ok(_) => format!("image kept as {}", kept.display()),
+                    Err(err) => format!("could not keep the image: {err}"),
+                };
+                panic!(
+                    "cycle {cycle} (SSDLAB_CRASH_SEED={seed}): block {b} {e} (read again: {again:?}); {kept}"
+                );
             }
         }
     }
 }
 
-/// The CI crash test: a device large enough that the cycles never fill it (no GC).
+/// The crash test, on a device small enough that GC runs in every cycle.
 #[test]
 fn flushed_writes_survive_kill_9_and_nothing_unwritten_appears() {
-    crash_cycles(256);
-}
-
-/// The same on a device small enough that GC runs in every cycle. KNOWN BUG, ignored until
-/// fixed: after some crashes an LPN reads another LPN's data (persistently), so a GC copy's
-/// OOB can name an LPN whose data it does not hold; see the closing note of issue 5. Run with
-/// `cargo test --release -p ssdlab --test it -- --ignored crash_with_gc`.
-#[test]
-#[ignore]
-fn crash_with_gc_active() {
-    crash_cycles(48);
-}
-
-fn crash_cycles(blocks: u32) {
     let cycles: u32 = std::env::var("SSDLAB_CRASH_CYCLES").ok().and_then(|v| v.parse().ok()).unwrap_or(50);
     let seed: u64 =
         std::env::var("SSDLAB_CRASH_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or_else(|| {
@@ -362,16 +269,16 @@ fn crash_cycles(blocks: u32) {
     let mut rng = StdRng::seed_from_u64(seed);
     let dir = tempfile::tempdir().unwrap();
     let image = dir.path().join("nand.img");
-    let mut hist: Vec<History> = Vec::new();
+    let mut oracle = Durability::new(0);
     let mut next_version = 1u64;
     let started = Instant::now();
     for cycle in 0..cycles {
-        let server = Server::start_with(dir.path(), &image, blocks, &["--timing", "none"]);
+        let server = Server::start(dir.path(), &image, &["--timing", "none"]);
         let mut c = RawClient::open(&server.addr(), "", true);
-        if hist.is_empty() {
-            hist = vec![History::default(); (c.size / BLOCK) as usize];
+        if oracle.is_empty() {
+            oracle = Durability::new(c.size / BLOCK);
         }
-        verify(&mut c, &mut hist, cycle, seed);
+        verify(&mut c, &mut oracle, cycle, seed, &image);
         // Kill at a random moment while the workload runs.
         let delay = Duration::from_millis(rng.random_range(20..300));
         let pid = server.child.id();
@@ -380,20 +287,19 @@ fn crash_cycles(blocks: u32) {
             // SAFETY: plain kill(2) of the server we started.
             unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
         });
-        workload(&mut c, &mut hist, &mut rng, u32::MAX, &mut next_version);
+        workload(&mut c, &mut oracle, &mut rng, u32::MAX, &mut next_version);
         killer.join().unwrap();
         server.kill();
     }
     // A last start verifies the last crash.
-    let server = Server::start_with(dir.path(), &image, blocks, &["--timing", "none"]);
+    let server = Server::start(dir.path(), &image, &["--timing", "none"]);
     let mut c = RawClient::open(&server.addr(), "", true);
-    verify(&mut c, &mut hist, cycles, seed);
-    let durable = hist.iter().filter(|h| h.durable.is_some()).count();
-    let written = hist.iter().filter(|h| !h.versions.is_empty()).count();
+    verify(&mut c, &mut oracle, cycles, seed, &image);
+    let (durable, written) = (oracle.durable_blocks(), oracle.written_blocks());
     eprintln!(
         "crash test: {cycles} cycles in {:.1?}; {durable} of {} blocks hold durable data; {} versions written",
         started.elapsed(),
-        hist.len(),
+        oracle.len(),
         next_version - 1
     );
     assert!(durable > written / 2 && written > 1000, "the workload wrote too little to test anything");
