@@ -4,9 +4,8 @@
 //! ends with every translation page written (the CMT empty and clean) and the FTL's counters
 //! reset, so a run measures only itself.
 
-use std::str::FromStr;
-
 use std::io;
+use std::str::FromStr;
 
 use nand::{DataTag, Lpn, Oob, OobSlot, PageIdx};
 use rand::RngExt;
