@@ -14,7 +14,6 @@ use serde::{Deserialize, Serialize};
 use crate::ftl::blocks::Stream;
 use crate::ftl::config::TRANSLATION_LPN_BASE;
 use crate::ftl::data::UnitData;
-use crate::ftl::gc::victim;
 use crate::ftl::state::{Ftl, FtlInner};
 use crate::ftl::stats::FtlStats;
 
@@ -266,38 +265,15 @@ impl FtlInner {
         let soft = self.cfg.gc.soft(self.geo.blocks);
         let upp = self.geo.units_per_page();
         while self.blocks.borrow().free_count(plane) < soft {
-            let v = {
-                let array = self.fil.array().borrow();
-                victim::pick(
-                    self.cfg.gc.victim,
-                    plane,
-                    &self.blocks.borrow(),
-                    &array,
-                    &mut self.rng.borrow_mut(),
-                )
-            };
-            let Some(v) = v else { return Ok(()) };
+            let Some(v) = self.pick_victim(plane) else { return Ok(()) };
             self.blocks.borrow_mut().set_victim(v);
             // Every page of the victim with a valid unit: its OOB, its data and which slots
             // hold valid units.
             let mut pages: Vec<(Oob, Option<Vec<u8>>, Vec<(u32, Lpn)>)> = Vec::new();
-            {
-                let mut array = self.fil.array().borrow_mut();
-                for p in 0..array.block(v).write_ptr {
-                    let page = self.geo.page_of(v, p);
-                    let valid: Vec<(u32, Lpn)> = (0..upp)
-                        .filter_map(|s| match array.unit(self.geo.unit_addr(page, s)) {
-                            nand::UnitState::Valid(lpn) => Some((s, lpn)),
-                            _ => None,
-                        })
-                        .collect();
-                    if valid.is_empty() {
-                        continue;
-                    }
-                    let mut data = self.payload.then(|| vec![0u8; self.geo.page_bytes() as usize]);
-                    let oob = array.read(page, data.as_deref_mut())?;
-                    pages.push((oob, data, valid));
-                }
+            for (page, valid) in self.valid_units_by_page(v) {
+                let mut data = self.payload.then(|| vec![0u8; self.geo.page_bytes() as usize]);
+                let oob = self.fil.array().borrow_mut().read(page, data.as_deref_mut())?;
+                pages.push((oob, data, valid));
             }
             let (mut moved, mut written) = (0, 0);
             let mut pending: Vec<FastUnit<'_>> = Vec::with_capacity(upp as usize);

@@ -4,35 +4,10 @@
 use firmware::config::DeviceConfig;
 use testkit::{Conformance, Plan};
 
-/// A small device (64 MiB raw: 2 ch x 2 ways x 2 planes x 32 blocks x 16 pages of 16 KiB) with
-/// a 256 KiB cache and a 16 KiB CMT, so evictions, translation-page traffic and GC all happen
-/// within a few thousand commands.
+/// The shared small device with a 256 KiB cache (unless `ftl` configures one) and `ftl`.
 fn device(ftl: &str) -> DeviceConfig {
     let cache = if ftl.contains("cache") { "" } else { "cache = { capacity = '256KiB' }" };
-    let text = format!(
-        r#"
-name = "conformance"
-[geometry]
-channels = 2
-ways = 2
-dies = 1
-planes = 2
-blocks = 32
-pages = 16
-page_size = "16KiB"
-[controller]
-dram = "64MiB"
-[host]
-queues = 4
-queue_depth = 64
-workers_per_queue = 4
-[ftl]
-op = 0.25
-{cache}
-{ftl}
-"#
-    );
-    DeviceConfig::from_toml(&text, "conformance device").unwrap_or_else(|e| panic!("{e}"))
+    crate::small_device("conformance", &format!("{cache}\n{ftl}"))
 }
 
 fn run(ftl: &str, seed: u64, plan: Plan) -> testkit::Outcome {

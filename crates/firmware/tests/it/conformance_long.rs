@@ -41,7 +41,7 @@ const THRESHOLD: u32 = 3;
 /// look), and the coldest block may be open or free at that moment (the look then migrates
 /// nothing, and another victim is erased before the next look): two erases of slack.
 const SLACK: u32 = 2;
-/// Concurrent clients, each on its own queue.
+/// Concurrent clients, each on its own queue (the shared small device has 4).
 const CLIENTS: u32 = 4;
 /// Commands per client per round.
 const OPS_PER_CLIENT: u32 = 1000;
@@ -54,35 +54,15 @@ const HOT_PCT: u32 = 85;
 /// Rounds at most (a guard: the write target is reached long before).
 const MAX_ROUNDS: u32 = 400;
 
-/// The conformance suite's small device (64 MiB raw: 2 ch x 2 ways x 2 planes x 32 blocks x
-/// 16 pages of 16 KiB, 25% OP, 256 KiB data cache) with static wear levelling at
-/// [`THRESHOLD`] and the FTL options `ftl`.
+/// The shared small device with a 256 KiB data cache, static wear levelling at [`THRESHOLD`]
+/// and the FTL options `ftl`.
 fn device(ftl: &str) -> DeviceConfig {
-    let text = format!(
-        r#"
-name = "conformance-long"
-[geometry]
-channels = 2
-ways = 2
-dies = 1
-planes = 2
-blocks = 32
-pages = 16
-page_size = "16KiB"
-[controller]
-dram = "64MiB"
-[host]
-queues = {CLIENTS}
-queue_depth = 64
-workers_per_queue = 4
-[ftl]
-op = 0.25
-cache = {{ capacity = '256KiB' }}
-wl = {{ dynamic = true, static_threshold = {THRESHOLD} }}
-{ftl}
-"#
-    );
-    DeviceConfig::from_toml(&text, "conformance-long device").unwrap_or_else(|e| panic!("{e}"))
+    crate::small_device(
+        "conformance-long",
+        &format!(
+            "cache = {{ capacity = '256KiB' }}\nwl = {{ dynamic = true, static_threshold = {THRESHOLD} }}\n{ftl}"
+        ),
+    )
 }
 
 #[test]

@@ -9,37 +9,16 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use firmware::config::DeviceConfig;
 use firmware::device::{Device, OpenedAs};
 use firmware::hil::{AdminCommand, AdminResult, Controller, HostData, NvmeCommand, Priority, Status};
 use rand::{RngExt, SeedableRng};
 use sim::{CoreId, SimDuration, SimRng};
 use testkit::durability::{Durability, read_stamp, stamp};
 
-/// 64 MiB raw (2 ch x 2 ways x 2 planes x 32 blocks x 16 pages of 16 KiB), 25% spare, a
-/// 256 KiB write cache and a small CMT: GC, translation-page traffic and cache write-backs all
-/// happen within a few cycles.
-const DEVICE: &str = r#"
-name = "recovery"
-[geometry]
-channels = 2
-ways = 2
-dies = 1
-planes = 2
-blocks = 32
-pages = 16
-page_size = "16KiB"
-[controller]
-dram = "64MiB"
-[host]
-queues = 4
-queue_depth = 64
-workers_per_queue = 4
-[ftl]
-op = 0.25
-cache = { capacity = '256KiB' }
-mapping = { kind = 'dftl', cmt = '16KiB', segment_entries = 16 }
-"#;
+/// The shared small device with a 256 KiB write cache and a small CMT: GC, translation-page
+/// traffic and cache write-backs all happen within a few cycles.
+const FTL: &str =
+    "cache = { capacity = '256KiB' }\nmapping = { kind = 'dftl', cmt = '16KiB', segment_entries = 16 }";
 
 const QUEUES: u16 = 4;
 /// Writers per queue (each keeps one command in flight).
@@ -59,7 +38,7 @@ struct Shared {
 fn durable_writes_survive_crashes_at_random_instants_with_gc_active() {
     let seed: u64 = std::env::var("SSDLAB_RECOVERY_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(7);
     let cycles: u32 = std::env::var("SSDLAB_RECOVERY_CYCLES").ok().and_then(|v| v.parse().ok()).unwrap_or(40);
-    let cfg = DeviceConfig::from_toml(DEVICE, "recovery device").unwrap();
+    let cfg = crate::small_device("recovery", FTL);
     let dir = tempfile::tempdir().unwrap();
     let image = dir.path().join("nand.img");
     let mut rng = SimRng::seed_from_u64(seed);

@@ -39,17 +39,7 @@ impl FtlInner {
             if self.blocks.borrow().free_count(plane) >= soft {
                 break;
             }
-            let v = {
-                let array = self.fil.array().borrow();
-                victim::pick(
-                    self.cfg.gc.victim,
-                    plane,
-                    &self.blocks.borrow(),
-                    &array,
-                    &mut self.rng.borrow_mut(),
-                )
-            };
-            let Some(v) = v else { break };
+            let Some(v) = self.pick_victim(plane) else { break };
             self.collect(v, Stream::Gc).await;
             self.stats.borrow_mut().gc_invocations += 1;
             if let Some(threshold) = self.cfg.wl.static_threshold {
@@ -63,27 +53,37 @@ impl FtlInner {
         self.gc_active.borrow_mut()[plane as usize] = false;
     }
 
+    /// The victim GC takes next in `plane` under the configured policy, if any block would
+    /// free space.
+    pub(crate) fn pick_victim(&self, plane: u32) -> Option<BlockIdx> {
+        let array = self.fil.array().borrow();
+        victim::pick(self.cfg.gc.victim, plane, &self.blocks.borrow(), &array, &mut self.rng.borrow_mut())
+    }
+
+    /// Every page of `block` holding valid units, with those units' slots and LPNs.
+    pub(crate) fn valid_units_by_page(&self, block: BlockIdx) -> Vec<(nand::PageIdx, Vec<(u32, Lpn)>)> {
+        let array = self.fil.array().borrow();
+        (0..array.block(block).write_ptr)
+            .map(|p| self.geo.page_of(block, p))
+            .map(|page| {
+                let valid = (0..self.geo.units_per_page())
+                    .filter_map(|s| match array.unit(self.geo.unit_addr(page, s)) {
+                        UnitState::Valid(lpn) => Some((s, lpn)),
+                        _ => None,
+                    })
+                    .collect::<Vec<_>>();
+                (page, valid)
+            })
+            .filter(|(_, v)| !v.is_empty())
+            .collect()
+    }
+
     /// Moves every valid unit out of `victim` and erases it.
     pub(crate) async fn collect(&self, victim: BlockIdx, stream: Stream) {
         self.blocks.borrow_mut().set_victim(victim);
         let plane = self.blocks.borrow().plane_of(victim);
         let upp = self.geo.units_per_page();
-        let pages: Vec<(nand::PageIdx, Vec<(u32, Lpn)>)> = {
-            let array = self.fil.array().borrow();
-            (0..array.block(victim).write_ptr)
-                .map(|p| self.geo.page_of(victim, p))
-                .map(|page| {
-                    let valid = (0..upp)
-                        .filter_map(|s| match array.unit(self.geo.unit_addr(page, s)) {
-                            UnitState::Valid(lpn) => Some((s, lpn)),
-                            _ => None,
-                        })
-                        .collect::<Vec<_>>();
-                    (page, valid)
-                })
-                .filter(|(_, v)| !v.is_empty())
-                .collect()
-        };
+        let pages = self.valid_units_by_page(victim);
         let mut pending: Vec<Moved> = Vec::with_capacity(upp as usize);
         for (page, units) in pages {
             let (tpages, data): (Vec<_>, Vec<_>) =
