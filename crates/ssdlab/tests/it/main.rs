@@ -34,6 +34,23 @@ page_size = "16KiB"
 op = 0.15
 "#;
 
+/// A small DFTL device with a tiny CMT (16 KiB) and a 256 KiB cache: translation-page traffic
+/// and GC from the first thousand commands.
+pub const TINY_CMT: &str = r#"
+name = "dftl, tiny cmt"
+[geometry]
+channels = 2
+ways = 1
+planes = 2
+blocks = 48
+pages = 32
+page_size = "16KiB"
+[ftl]
+op = 0.2
+mapping = { kind = "dftl", cmt = "16KiB", segment_entries = 64 }
+cache = { capacity = "256KiB" }
+"#;
+
 /// Writes the device `toml` as `dir/small.toml` and returns its path.
 pub fn device_file(dir: &Path, toml: &str) -> PathBuf {
     let path = dir.join("small.toml");

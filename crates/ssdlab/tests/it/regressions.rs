@@ -44,22 +44,7 @@ cache = { capacity = "4MiB" }
 /// frontier: it never waits for space it is making.
 #[test]
 fn gc_never_waits_for_the_mapping_space_it_is_making() {
-    let cfg = device(
-        r#"
-name = "dftl, tiny cmt"
-[geometry]
-channels = 2
-ways = 1
-planes = 2
-blocks = 48
-pages = 32
-page_size = "16KiB"
-[ftl]
-op = 0.2
-mapping = { kind = "dftl", cmt = "16KiB", segment_entries = 64 }
-cache = { capacity = "256KiB" }
-"#,
-    );
+    let cfg = device(crate::TINY_CMT);
     for seed in [3, 4, 5] {
         let dev = build(&cfg, seed);
         dev.ftl.precondition(firmware::ftl::Precondition::SteadyState { overwrites: 1.5 }, &mut |_, _| {});

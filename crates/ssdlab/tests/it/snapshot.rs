@@ -8,22 +8,8 @@ use firmware::platform::StoreChoice;
 use firmware::snapshot::{Snapshot, SnapshotError, check_config};
 use ssdlab::{Start, measure, prepare};
 
+use crate::TINY_CMT;
 use crate::experiments::{build, device, job, run};
-
-const SMALL: &str = r#"
-name = "snapshot"
-[geometry]
-channels = 2
-ways = 1
-planes = 2
-blocks = 48
-pages = 32
-page_size = "16KiB"
-[ftl]
-op = 0.2
-mapping = { kind = "dftl", cmt = "16KiB", segment_entries = 64 }
-cache = { capacity = "256KiB" }
-"#;
 
 /// The array state as plain data: every block and every unit.
 fn state(dev: &Device) -> (Vec<nand::BlockState>, Vec<u32>) {
@@ -33,7 +19,7 @@ fn state(dev: &Device) -> (Vec<nand::BlockState>, Vec<u32>) {
 
 #[test]
 fn a_saved_device_comes_back_exactly_and_runs_deterministically() {
-    let cfg = device(SMALL);
+    let cfg = device(TINY_CMT);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("aged.state");
     let aged = build(&cfg, 3);
@@ -85,7 +71,7 @@ fn a_saved_device_comes_back_exactly_and_runs_deterministically() {
 
 #[test]
 fn a_snapshot_refuses_a_configuration_it_does_not_belong_to() {
-    let cfg = device(SMALL);
+    let cfg = device(TINY_CMT);
     // Geometry: always refused, naming the field.
     let mut other = cfg.clone();
     other.geometry.blocks = 64;
@@ -118,7 +104,7 @@ fn a_snapshot_refuses_a_configuration_it_does_not_belong_to() {
 
 #[test]
 fn damaged_snapshots_are_rejected_with_the_reason() {
-    let cfg = device(SMALL);
+    let cfg = device(TINY_CMT);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.state");
     let dev = build(&cfg, 1);
