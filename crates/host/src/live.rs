@@ -104,6 +104,9 @@ pub struct LiveHost {
     max_transfer: u64,
     max_queues: u16,
     in_use: Cell<u64>,
+    /// A request has arrived: the measured window starts at the first one, not when serving
+    /// started (a server idle for a minute before its client connects is not a slow device).
+    started: Cell<bool>,
 }
 
 impl LiveHost {
@@ -122,6 +125,7 @@ impl LiveHost {
             max_transfer: (host.max_transfer.bytes() / lba * lba).max(lba),
             max_queues: host.queues.min(63) as u16,
             in_use: Cell::new(0),
+            started: Cell::new(false),
         }))
     }
 
@@ -170,6 +174,11 @@ impl LiveHost {
     /// Serves one request on queue pair `qid`: reads return their data. Requests longer than
     /// the device's maximum transfer become several commands, in flight together.
     pub async fn serve(&self, qid: u16, req: LiveRequest) -> Result<Option<Vec<u8>>, LiveError> {
+        if !self.started.replace(true) {
+            let now = self.session.cx.now();
+            let mut r = self.session.results.borrow_mut();
+            (r.window_start, r.window_end) = (now, now);
+        }
         self.check(&req)?;
         let op = match req.op {
             LiveOp::Flush => {

@@ -1,3 +1,4 @@
 //! Integration tests of the host crate.
 
+mod live;
 mod phys_bounds;

@@ -1,0 +1,77 @@
+//! The live host (what `ssdlab serve` drives): data through the NVMe path, request checks, and
+//! the measured window.
+
+use firmware::config::DeviceConfig;
+use firmware::device::Device;
+use firmware::platform::StoreChoice;
+use host::live::{LiveError, LiveHost, LiveOp, LiveRequest};
+use host::run::RunOptions;
+use sim::SimDuration;
+
+fn device() -> Device {
+    let cfg = DeviceConfig::from_toml(
+        r#"
+name = "live"
+[geometry]
+channels = 2
+ways = 1
+blocks = 32
+pages = 16
+page_size = "16KiB"
+[ftl]
+op = 0.25
+"#,
+        "live",
+    )
+    .unwrap();
+    Device::build(&cfg, &StoreChoice::Memory, 1).unwrap()
+}
+
+fn request(offset: u64, len: u64, op: LiveOp) -> LiveRequest {
+    LiveRequest { offset, len, fua: false, op }
+}
+
+/// A server idle before its first client is not a slow device: the window (and so IOPS and
+/// bandwidth) starts at the first request.
+#[test]
+fn the_window_starts_at_the_first_request_and_data_reads_back() {
+    let dev = device();
+    let host = LiveHost::open(&dev, &RunOptions::default()).unwrap();
+    let idle = SimDuration::from_millis(50);
+    let (h, cx) = (host.clone(), dev.platform.sim.cx());
+    let lba = host.lba_bytes();
+    let got = dev
+        .platform
+        .sim
+        .block_on(async move {
+            cx.sleep(idle).await;
+            let q = h.attach().await.unwrap();
+            let data: Vec<u8> = (0..8 * lba).map(|i| (i % 251) as u8).collect();
+            h.serve(q, request(lba, 8 * lba, LiveOp::Write(data.clone()))).await.unwrap();
+            let back = h.serve(q, request(lba, 8 * lba, LiveOp::Read)).await.unwrap();
+            let zeroes = h.serve(q, request(lba, lba, LiveOp::WriteZeroes)).await;
+            let after = h.serve(q, request(lba, 2 * lba, LiveOp::Read)).await.unwrap().unwrap();
+            let misaligned = h.serve(q, request(1, lba, LiveOp::Read)).await;
+            let past_end = h.serve(q, request(h.capacity(), lba, LiveOp::Read)).await;
+            let short = h.serve(q, request(0, 2 * lba, LiveOp::Write(vec![0; lba as usize]))).await;
+            h.detach(q).await;
+            (data, back, zeroes, after, misaligned, past_end, short)
+        })
+        .unwrap();
+    let (data, back, zeroes, after, misaligned, past_end, short) = got;
+    assert_eq!(back.as_deref(), Some(&data[..]));
+    assert_eq!(zeroes, Ok(None));
+    assert!(after[..lba as usize].iter().all(|&b| b == 0));
+    assert_eq!(after[lba as usize..], data[lba as usize..2 * lba as usize]);
+    for bad in [misaligned, past_end, short] {
+        assert!(matches!(bad, Err(LiveError::Invalid(_))), "{bad:?}");
+    }
+    let r = host.finish(&dev);
+    assert!(
+        r.window_start.saturating_since(sim::SimTime::ZERO) >= idle,
+        "window starts at {:?}",
+        r.window_start
+    );
+    assert!(r.window() < idle, "the idle time before the first request is not measured: {:?}", r.window());
+    assert_eq!(r.ops.iter().map(|o| o.count).sum::<u64>(), 4, "{:?}", r.ops);
+}
