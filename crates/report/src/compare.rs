@@ -377,12 +377,12 @@ fn number(v: f64) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::schema::{OpReport, Throughput};
 
     /// A report of `iops` total and reads only, on a preset device.
-    fn report(iops: f64) -> Report {
+    pub(crate) fn report(iops: f64) -> Report {
         let device = firmware::presets::get("softssd").expect("preset").expect("valid");
         let value = serde_json::json!({
             "schema": SCHEMA,

@@ -102,11 +102,15 @@ pub fn summary(r: &Report) -> String {
         }
         let _ = writeln!(s, "{line}");
     }
+    // With no host writes there is nothing to amplify (a checkpoint's translation pages alone
+    // would read as a huge WAF).
+    let waf = match r.waf.host_units {
+        0 => "WAF - (no host writes)".to_string(),
+        _ => format!("WAF {:.2} (data {:.2})", r.waf.waf, r.waf.data_waf),
+    };
     let _ = writeln!(
         s,
-        "WAF {:.2} (data {:.2}) | GC {} victims, {} units moved, {} erases, {} foreground waits | erases min/mean/max {}/{:.1}/{}",
-        r.waf.waf,
-        r.waf.data_waf,
+        "{waf} | GC {} victims, {} units moved, {} erases, {} foreground waits | erases min/mean/max {}/{:.1}/{}",
         r.gc.invocations,
         r.gc.units_moved,
         r.gc.blocks_erased,
@@ -164,4 +168,21 @@ pub fn breakdown(r: &Report) -> String {
         let _ = writeln!(s, "  {:<12} {:>10} {:>7}", "total", us(total as f64), pct(1.0));
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn waf_is_shown_only_when_the_host_wrote_something() {
+        let mut r = crate::compare::tests::report(1000.0);
+        r.waf.flash_units = [0, 0, 501];
+        r.waf.waf = 501.0;
+        assert!(summary(&r).contains("WAF - (no host writes) | GC"), "{}", summary(&r));
+        r.waf.host_units = 1000;
+        r.waf.flash_units = [1100, 200, 20];
+        (r.waf.waf, r.waf.data_waf) = (1.32, 1.3);
+        assert!(summary(&r).contains("WAF 1.32 (data 1.30) | GC"), "{}", summary(&r));
+    }
 }
