@@ -212,8 +212,11 @@ struct DeviceOptions {
 
 /// A finished request waiting for its release.
 struct Done {
-    reply: Replier,
-    result: Result<Option<Vec<u8>>, LiveError>,
+    /// The answer still to send (`model`: it waits for its modelled time); `None` if the task
+    /// sent it already (`none`: as soon as the device is done, not after the slice it ran in,
+    /// so that the client can send the next request while the device works on the others).
+    reply: Option<(Replier, Result<Option<Vec<u8>>, LiveError>)>,
+    failed: bool,
     submitted: SimTime,
     completed: SimTime,
     bytes: u64,
@@ -320,7 +323,8 @@ fn device_thread(
                 }
                 Msg::Submit { qid, request, reply } => {
                     outstanding += 1;
-                    start_request(&dev, &host, &array, &done, qid, request, reply);
+                    let now = o.timing == Timing::None;
+                    start_request(&dev, &host, &array, &done, qid, (request, reply), now);
                 }
                 Msg::Stop => stopping = true,
             }
@@ -350,15 +354,9 @@ fn device_thread(
             tick.requests += 1;
             tick.bytes += d.bytes;
             tick.latency.record(d.completed.saturating_since(d.submitted).as_nanos());
-            match d.result {
-                Ok(data) => d.reply.reply(Ok(data)),
-                Err(e) => {
-                    live.errors += 1;
-                    d.reply.error(match e {
-                        LiveError::Invalid(_) => Errno::Inval,
-                        LiveError::Device(_) => Errno::Io,
-                    });
-                }
+            live.errors += u64::from(d.failed);
+            if let Some((reply, result)) = d.reply {
+                answer(reply, result);
             }
         }
         if now_wall >= next_tick {
@@ -411,15 +409,16 @@ fn device_thread(
     Ok(assemble(&dev, &results, &info))
 }
 
-/// Starts one request as a task; its result goes to `done`.
+/// Starts one request as a task; it goes to `done` when the device completes it, answered
+/// already if `answer_now`.
 fn start_request(
     dev: &Device,
     host: &Rc<LiveHost>,
     array: &Rc<RefCell<nand::FlashArray>>,
     done: &Rc<RefCell<VecDeque<Done>>>,
     qid: u16,
-    request: Request,
-    reply: Replier,
+    (request, reply): (Request, Replier),
+    answer_now: bool,
 ) {
     let durable = request.fua || request.op == Op::Flush;
     let bytes = match request.op {
@@ -448,8 +447,24 @@ fn start_request(
                 ))));
             }
         }
-        d.borrow_mut().push_back(Done { reply, result, submitted, completed: c.now(), bytes });
+        let failed = result.is_err();
+        let reply = if answer_now {
+            answer(reply, result);
+            None
+        } else {
+            Some((reply, result))
+        };
+        d.borrow_mut().push_back(Done { reply, failed, submitted, completed: c.now(), bytes });
     });
+}
+
+/// Sends a request's answer: its data, or the NBD error for what went wrong.
+fn answer(reply: Replier, result: Result<Option<Vec<u8>>, LiveError>) {
+    match result {
+        Ok(data) => reply.reply(Ok(data)),
+        Err(LiveError::Invalid(_)) => reply.error(Errno::Inval),
+        Err(LiveError::Device(_)) => reply.error(Errno::Io),
+    }
 }
 
 /// Where the stats lines go.
