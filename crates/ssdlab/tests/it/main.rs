@@ -12,6 +12,7 @@ mod precondition;
 mod regressions;
 mod replay;
 mod serve;
+mod serve_fs;
 mod shape;
 mod snapshot;
 mod trace_events;

@@ -39,13 +39,14 @@ op = 0.2
 
 const BLOCK: u64 = 4096;
 
-struct Server {
+/// `ssdlab serve` on the tiny device, as a child process on a Unix socket.
+pub(crate) struct Server {
     child: Child,
-    sock: PathBuf,
+    pub(crate) sock: PathBuf,
 }
 
 impl Server {
-    fn start(dir: &Path, image: &Path, extra: &[&str]) -> Server {
+    pub(crate) fn start(dir: &Path, image: &Path, extra: &[&str]) -> Server {
         let cfg = dir.join("tiny.toml");
         if !cfg.exists() {
             std::fs::write(&cfg, TINY).unwrap();
@@ -89,17 +90,34 @@ impl Server {
         s
     }
 
+    /// The TCP port the server bound with `--listen 127.0.0.1:0`, from its start-up message
+    /// (the rest of standard error is left unread).
+    fn tcp_port(&mut self) -> u16 {
+        let err = self.child.stderr.as_mut().expect("stderr is piped (unset SSDLAB_SERVE_STDERR)");
+        let mut reader = std::io::BufReader::new(err);
+        let mut line = String::new();
+        loop {
+            line.clear();
+            let n = std::io::BufRead::read_line(&mut reader, &mut line).unwrap();
+            assert!(n > 0, "ssdlab serve announced no TCP address");
+            if let Some(rest) = line.split("nbd://127.0.0.1:").nth(1) {
+                let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+                return digits.parse().expect("a port number");
+            }
+        }
+    }
+
     fn addr(&self) -> ListenAddr {
         ListenAddr::Unix(self.sock.clone())
     }
 
-    fn kill(mut self) {
+    pub(crate) fn kill(mut self) {
         let _ = self.child.kill(); // SIGKILL
         self.child.wait().unwrap();
     }
 
     /// SIGTERM, then the clean shutdown's output.
-    fn stop(mut self) -> (String, String) {
+    pub(crate) fn stop(mut self) -> (String, String) {
         // SAFETY: plain kill(2) on our own child.
         unsafe {
             libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM);
@@ -353,7 +371,7 @@ fn a_clean_restart_keeps_data_and_trims_and_reports() {
     assert!(report["live"]["opened"].as_str().unwrap().starts_with("recovered"), "{}", report["live"]);
 }
 
-fn have(tool: &str) -> bool {
+pub(crate) fn have(tool: &str) -> bool {
     let found = Process::new(tool).arg("--version").output().is_ok();
     if !found {
         eprintln!("{tool} not installed; skipping (CI installs it)");
@@ -413,5 +431,55 @@ fn real_clients_work_against_the_simulated_device() {
         assert!(st.status.success(), "nbdcopy {from} {to}: {}", String::from_utf8_lossy(&st.stderr));
     }
     assert!(std::fs::read(&output).unwrap() == data, "nbdcopy round trip differs");
+    server.stop();
+}
+
+/// QEMU's `qemu-io` writes patterns (plain, FUA, zeroes, a discard) over TCP and a Unix socket
+/// and reads them back from a second process, and again after a kill -9 and a restart.
+#[test]
+fn qemu_io_patterns_read_back_across_connections_and_a_crash() {
+    if !have("qemu-io") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let image = dir.path().join("nand.img");
+    let tcp = ["--timing", "none", "--listen", "127.0.0.1:0"];
+    let qemu_io = |uri: &str, cmds: &[&str]| {
+        let mut c = Process::new("qemu-io");
+        c.args(["-f", "raw", uri]);
+        for cmd in cmds {
+            c.args(["-c", cmd]);
+        }
+        let out = c.output().unwrap();
+        let text =
+            format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        // qemu-io reports a failed command (a pattern mismatch included) in its output but may
+        // still exit 0.
+        assert!(
+            out.status.success() && !text.contains("fail") && !text.contains("error"),
+            "qemu-io {cmds:?}: {text}"
+        );
+        text
+    };
+    let unix = |s: &Server| format!("nbd+unix:///ssdlab?socket={}", s.sock.display());
+    let mut server = Server::start(dir.path(), &image, &tcp);
+    let port = server.tcp_port();
+    qemu_io(
+        &format!("nbd://127.0.0.1:{port}/ssdlab"),
+        &[
+            "write -P 0xab 0 64k",
+            "write -f -P 0x5a 1m 64k",
+            "write -P 0x11 2m 64k",
+            "write -z 2m 16k",
+            "discard 3m 64k",
+            "flush",
+        ],
+    );
+    let checks = ["read -P 0xab 0 64k", "read -P 0x5a 1m 64k", "read -P 0 2m 16k", "read -P 0x11 2064k 48k"];
+    let out = qemu_io(&unix(&server), &checks);
+    assert!(out.contains("read 65536/65536 bytes at offset 0"), "{out}");
+    server.kill();
+    let server = Server::start(dir.path(), &image, &["--timing", "none"]);
+    qemu_io(&unix(&server), &checks);
     server.stop();
 }
