@@ -284,6 +284,25 @@ impl FlashArray {
     /// # Panics
     /// If the page is not programmed.
     pub fn read(&mut self, page: PageIdx, data: Option<&mut [u8]>) -> io::Result<Oob> {
+        let mut oob = self.lpns_of(page);
+        self.store.read(page, &mut oob, data)?;
+        Ok(oob)
+    }
+
+    /// Reads `page`'s payload into `data` (zeroes if the store keeps none) and returns an OOB
+    /// with its LPNs only: no tags, sequence or first-write numbers, which saves the store an
+    /// access. For readers that want the bytes alone (a host read of a payload store).
+    ///
+    /// # Panics
+    /// If the page is not programmed.
+    pub fn read_payload(&mut self, page: PageIdx, data: &mut [u8]) -> io::Result<Oob> {
+        let oob = self.lpns_of(page);
+        self.store.read_payload(page, data)?;
+        Ok(oob)
+    }
+
+    /// An OOB holding the LPNs the array knows for `page` (which must be programmed).
+    fn lpns_of(&self, page: PageIdx) -> Oob {
         if self.page_state_of_block(page) == PageState::Free {
             panic!("NAND rule violated: read of {}, which is not programmed", self.geo.ppa(page));
         }
@@ -292,8 +311,7 @@ impl FlashArray {
         for i in 0..upp as usize {
             oob.set_lpn(i, decode(self.units[page.idx() * upp as usize + i]));
         }
-        self.store.read(page, &mut oob, data)?;
-        Ok(oob)
+        oob
     }
 
     /// Erases `block`: every page becomes free and the erase count grows by one.

@@ -367,7 +367,11 @@ impl Engine {
         let payload = array.keeps_payload();
         for txn in &mut self.batches.get_mut(b).txns {
             let mut buf = (txn.req.want_data && payload).then(|| vec![0u8; page_bytes].into_boxed_slice());
-            match array.read(txn.req.page, buf.as_deref_mut()) {
+            let read = match buf.as_deref_mut() {
+                Some(d) if !txn.req.want_oob => array.read_payload(txn.req.page, d),
+                d => array.read(txn.req.page, d),
+            };
+            match read {
                 Ok(oob) => {
                     txn.oob = Some(oob);
                     txn.data = buf;

@@ -128,6 +128,10 @@ pub struct FlashRequest {
     pub xfer_bytes: u32,
     /// For a read: copy the payload out (payload stores only).
     pub want_data: bool,
+    /// For a read with `want_data`: also the OOB fields the store keeps (tags, sequence and
+    /// first-write numbers; the LPNs come regardless). A reader that needs the bytes alone
+    /// clears it and saves the store an access.
+    pub want_oob: bool,
     /// For a program: what to write.
     pub write: Option<PageWrite>,
 }
@@ -135,7 +139,15 @@ pub struct FlashRequest {
 impl FlashRequest {
     /// A whole-page read.
     pub fn read(source: TxnSource, page: PageIdx) -> Self {
-        FlashRequest { op: FlashOp::Read, source, page, xfer_bytes: 0, want_data: false, write: None }
+        FlashRequest {
+            op: FlashOp::Read,
+            source,
+            page,
+            xfer_bytes: 0,
+            want_data: false,
+            want_oob: true,
+            write: None,
+        }
     }
 
     /// A program of `write` into `page`.
@@ -146,13 +158,22 @@ impl FlashRequest {
             page,
             xfer_bytes: 0,
             want_data: false,
+            want_oob: true,
             write: Some(write),
         }
     }
 
     /// An erase of the block holding `page`.
     pub fn erase(source: TxnSource, page: PageIdx) -> Self {
-        FlashRequest { op: FlashOp::Erase, source, page, xfer_bytes: 0, want_data: false, write: None }
+        FlashRequest {
+            op: FlashOp::Erase,
+            source,
+            page,
+            xfer_bytes: 0,
+            want_data: false,
+            want_oob: true,
+            write: None,
+        }
     }
 }
 

@@ -180,6 +180,7 @@ impl FtlInner {
             let mut req = FlashRequest::read(TxnSource::User, page);
             req.xfer_bytes = self.fil.timing().partial_xfer_bytes(units as u32, upp, self.geo.unit_bytes());
             req.want_data = self.payload;
+            req.want_oob = !self.payload; // bytes alone; metadata-only reads need the tags
             let r = self.read_then_unpin(req).await;
             let t = self.cx.now();
             let checked = self.check_read(page, &r).await;

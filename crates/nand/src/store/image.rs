@@ -259,6 +259,10 @@ impl PageStore for ImageStore {
         Ok(())
     }
 
+    fn read_payload(&mut self, page: PageIdx, data: &mut [u8]) -> io::Result<()> {
+        self.file.read_exact_at(data, self.data_offset(page))
+    }
+
     fn erase(&mut self, block: BlockIdx, erase_count: u32) -> io::Result<()> {
         let e = &mut self.blocks[block.idx()];
         e.generation = e.generation.wrapping_add(1);

@@ -60,6 +60,14 @@ impl PageStore for MemoryStore {
         Ok(())
     }
 
+    fn read_payload(&mut self, page: PageIdx, data: &mut [u8]) -> io::Result<()> {
+        match self.pages[page.idx()].as_ref().and_then(|rec| rec.payload.as_ref()) {
+            Some(p) => data.copy_from_slice(p),
+            None => data.fill(0),
+        }
+        Ok(())
+    }
+
     fn erase(&mut self, block: BlockIdx, _erase_count: u32) -> io::Result<()> {
         let first = block.idx() * self.pages_per_block;
         for p in &mut self.pages[first..first + self.pages_per_block] {

@@ -49,6 +49,11 @@ impl PageStore for MetaStore {
         Ok(())
     }
 
+    fn read_payload(&mut self, _page: PageIdx, data: &mut [u8]) -> io::Result<()> {
+        data.fill(0);
+        Ok(())
+    }
+
     fn erase(&mut self, _block: BlockIdx, _erase_count: u32) -> io::Result<()> {
         Ok(())
     }

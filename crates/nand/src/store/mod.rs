@@ -35,6 +35,11 @@ pub trait PageStore {
     /// already filled, and the payload into `data` if given (zeroes if the store keeps none).
     fn read(&mut self, page: PageIdx, oob: &mut Oob, data: Option<&mut [u8]>) -> io::Result<()>;
 
+    /// Reads the payload alone into `data` (zeroes if the store keeps none), for a reader that
+    /// needs none of the OOB fields the store keeps: a store that keeps them apart from the
+    /// payload saves an access (the image store, a `pread`).
+    fn read_payload(&mut self, page: PageIdx, data: &mut [u8]) -> io::Result<()>;
+
     /// Forgets every page of `block`; `erase_count` is the block's count after this erase.
     fn erase(&mut self, block: BlockIdx, erase_count: u32) -> io::Result<()>;
 

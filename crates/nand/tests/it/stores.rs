@@ -30,6 +30,11 @@ fn check_payloads(a: &mut FlashArray) {
         assert_eq!(buf, pattern(seed, n), "payload of block {block} page {page}");
         assert_eq!(oob.lpn(0), Some(Lpn(lpn)));
         assert_eq!(oob.tag(3).0, lpn as u16 + 3);
+        // The payload alone: the same bytes, the LPNs, and none of the store's OOB fields.
+        buf.fill(0);
+        let bare = a.read_payload(g.page_of(BlockIdx(block), page), &mut buf).unwrap();
+        assert_eq!(buf, pattern(seed, n), "payload alone of block {block} page {page}");
+        assert_eq!((bare.lpn(0), bare.tag(3).0, bare.seq), (Some(Lpn(lpn)), 0, 0));
     }
 }
 
@@ -51,6 +56,9 @@ fn meta_store_keeps_tags_only() {
     let mut buf = vec![1u8; g.page_bytes() as usize];
     let oob = a.read(PageIdx(0), Some(&mut buf)).unwrap();
     assert!(buf.iter().all(|&b| b == 0), "metadata-only reads carry no payload");
+    buf.fill(1);
+    a.read_payload(PageIdx(0), &mut buf).unwrap();
+    assert!(buf.iter().all(|&b| b == 0), "metadata-only payload reads are zeroes");
     assert_eq!(oob.tag(1).0, 501);
     assert_eq!(oob.seq, 0, "the metadata store does not keep sequence numbers");
 }
