@@ -1,11 +1,15 @@
 //! The `ssdlab` command: parse, load the device, run, print.
 
+mod alloc;
 mod cli;
 mod commands;
 mod device;
 mod progress;
 
 use clap::Parser;
+
+#[global_allocator]
+static ALLOCATOR: alloc::Split = alloc::Split;
 
 fn main() {
     // Like other Unix tools, stop quietly when the reader of our output goes away
