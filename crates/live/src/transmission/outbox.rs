@@ -188,7 +188,10 @@ impl Outbox {
             let batch = {
                 let mut p = lock(&self.pending);
                 loop {
-                    if !p.queue.is_empty() {
+                    // Only while the reader is idle: a busy reader sends what is queued with
+                    // its next flush, and a writer that also sent whenever it happened to be
+                    // awake (a spurious wake-up, a late start) would race it for the socket.
+                    if !p.queue.is_empty() && p.reader_idle {
                         break std::mem::take(&mut p.queue);
                     }
                     if p.open == 0 {
