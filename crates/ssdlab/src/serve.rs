@@ -323,8 +323,8 @@ fn device_thread(
                 }
                 Msg::Submit { qid, request, reply } => {
                     outstanding += 1;
-                    let now = o.timing == Timing::None;
-                    start_request(&dev, &host, &array, &done, qid, (request, reply), now);
+                    let answer_now = o.timing == Timing::None;
+                    start_request(&dev, &host, &array, &done, qid, (request, reply), answer_now);
                 }
                 Msg::Stop => stopping = true,
             }
