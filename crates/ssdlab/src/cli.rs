@@ -75,7 +75,7 @@ pub struct ServeArgs {
     #[arg(long, value_name = "FILE", default_value = "ssdlab.img")]
     pub image: PathBuf,
     /// Blocks per plane: shrinks the device (and its image) without changing its timing.
-    /// Default for serving: 16 (a 16 GiB raw softssd); `--blocks 0` keeps the preset's.
+    /// Default for serving: 16 (softssd with 16 GiB of raw flash, an 8 GiB export); `--blocks 0` keeps the preset's.
     #[arg(long, default_value_t = 16)]
     pub blocks: u32,
     /// model: answer each request at its modelled completion time (a real-time SSD);
@@ -120,7 +120,7 @@ pub struct ServeArgs {
 }
 
 const SERVE_EXAMPLES: &str = "Examples:
-  ssdlab serve                              softssd timing, 8 GiB, on 127.0.0.1:10809
+  ssdlab serve                              softssd timing, an 8 GiB export, on 127.0.0.1:10809
   nbdinfo nbd://127.0.0.1                   ... then use it from any NBD client
   fio --ioengine=nbd --uri=nbd://127.0.0.1 --rw=randread --bs=4k --iodepth=32 --name=r
   ssdlab serve --timing none --unix /tmp/ssd.sock --image /tmp/ssd.img
