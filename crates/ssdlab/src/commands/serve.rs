@@ -49,10 +49,14 @@ pub fn run(a: ServeArgs) -> Result<()> {
         },
         stats: (!a.quiet).then(|| a.stats.clone()),
     };
-    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+    // SAFETY: the handler only stores to an atomic, which is async-signal-safe; SIG_IGN is a
+    // valid disposition. SIGPIPE is ignored while serving (`main` restores the default for
+    // `ssdlab run | head`): a client that vanishes with replies on the way must cost its own
+    // connection an EPIPE, not kill the server with every other client's unflushed data.
     unsafe {
         libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
         libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
     }
     let serving = start(cfg.clone(), opts)?;
     eprintln!(

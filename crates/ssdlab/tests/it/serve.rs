@@ -371,6 +371,29 @@ fn a_clean_restart_keeps_data_and_trims_and_reports() {
     assert!(report["live"]["opened"].as_str().unwrap().starts_with("recovered"), "{}", report["live"]);
 }
 
+/// A client that sends a burst of large reads and vanishes before the replies are written
+/// must cost only its own connection: the server keeps serving others and stops cleanly. (The
+/// binary restores SIGPIPE's default for `ssdlab run | head`; serving must not die of it.)
+#[test]
+fn a_client_vanishing_with_replies_in_flight_harms_nobody_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &dir.path().join("nand.img"), &["--timing", "model"]);
+    let mut other = RawClient::open(&server.addr(), "", false);
+    assert_eq!(other.write(0, &pattern(0, 1, 4)).error, 0);
+    for _ in 0..3 {
+        let mut c = RawClient::open(&server.addr(), "", false);
+        for _ in 0..64 {
+            c.send(Command::Read, CmdFlags::EMPTY, 0, 1 << 20, &[]);
+        }
+        drop(c); // gone without reading a single reply
+    }
+    std::thread::sleep(Duration::from_millis(300)); // the replies meet a closed socket
+    assert_eq!(other.read(0, 4 * BLOCK as u32).data, pattern(0, 1, 4), "the other client is still served");
+    other.disconnect();
+    let (stdout, _) = server.stop();
+    assert!(stdout.contains("live: 4 connections"), "{stdout}");
+}
+
 pub(crate) fn have(tool: &str) -> bool {
     let found = Process::new(tool).arg("--version").output().is_ok();
     if !found {
