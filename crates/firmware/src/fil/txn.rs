@@ -139,41 +139,22 @@ pub struct FlashRequest {
 impl FlashRequest {
     /// A whole-page read.
     pub fn read(source: TxnSource, page: PageIdx) -> Self {
-        FlashRequest {
-            op: FlashOp::Read,
-            source,
-            page,
-            xfer_bytes: 0,
-            want_data: false,
-            want_oob: true,
-            write: None,
-        }
+        Self::new(FlashOp::Read, source, page, None)
     }
 
     /// A program of `write` into `page`.
     pub fn program(source: TxnSource, page: PageIdx, write: PageWrite) -> Self {
-        FlashRequest {
-            op: FlashOp::Program,
-            source,
-            page,
-            xfer_bytes: 0,
-            want_data: false,
-            want_oob: true,
-            write: Some(write),
-        }
+        Self::new(FlashOp::Program, source, page, Some(write))
     }
 
     /// An erase of the block holding `page`.
     pub fn erase(source: TxnSource, page: PageIdx) -> Self {
-        FlashRequest {
-            op: FlashOp::Erase,
-            source,
-            page,
-            xfer_bytes: 0,
-            want_data: false,
-            want_oob: true,
-            write: None,
-        }
+        Self::new(FlashOp::Erase, source, page, None)
+    }
+
+    /// Whole-page transfer, no payload copied out, the store's OOB fields included.
+    fn new(op: FlashOp, source: TxnSource, page: PageIdx, write: Option<PageWrite>) -> Self {
+        FlashRequest { op, source, page, xfer_bytes: 0, want_data: false, want_oob: true, write }
     }
 }
 
