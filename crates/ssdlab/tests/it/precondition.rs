@@ -11,30 +11,21 @@
 use firmware::device::Device;
 use firmware::ftl::Precondition;
 
+use crate::SMALL;
 use crate::experiments::{build, device, run};
 
+/// The shared small device with a full map, a 128 KiB cache and no firmware or host costs.
 fn small() -> firmware::config::DeviceConfig {
-    device(
-        r#"
-name = "precondition"
-[geometry]
-channels = 2
-ways = 2
-planes = 2
-blocks = 64
-pages = 32
-page_size = "16KiB"
+    device(&format!(
+        r#"{SMALL}mapping = {{ kind = "full" }}
+cache = {{ capacity = "128KiB" }}
+costs = {{ lookup = 0, cmt_miss = 0, write_back = 0, gc_unit = 0, trim = 0 }}
 [controller]
 dram = "64MiB"
 [host]
-costs = { fetch = 0, parse = 0, dma = 0, completion = 0 }
-[ftl]
-op = 0.15
-mapping = { kind = "full" }
-cache = { capacity = "128KiB" }
-costs = { lookup = 0, cmt_miss = 0, write_back = 0, gc_unit = 0, trim = 0 }
-"#,
-    )
+costs = {{ fetch = 0, parse = 0, dma = 0, completion = 0 }}
+"#
+    ))
 }
 
 /// Free blocks in all planes, and the valid-unit occupancy (0..=1) of every closed block,
