@@ -301,6 +301,8 @@ fn device_thread(
     let mut tick = Tick::default();
     let mut next_tick = started + Duration::from_secs(1);
     let array = dev.platform.fil.array().clone();
+    // Functional timing answers each request the moment the device completes it.
+    let answer_now = o.timing == Timing::None;
     loop {
         // 1. Virtual time up to now.
         if let Timing::Model { dilation } = o.timing {
@@ -323,7 +325,6 @@ fn device_thread(
                 }
                 Msg::Submit { qid, request, reply } => {
                     outstanding += 1;
-                    let answer_now = o.timing == Timing::None;
                     start_request(&dev, &host, &array, &done, qid, (request, reply), answer_now);
                 }
                 Msg::Stop => stopping = true,
