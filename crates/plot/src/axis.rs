@@ -201,15 +201,7 @@ pub(crate) fn thousands(v: f64) -> String {
         let s = format!("{v:.2}");
         return s.trim_end_matches('0').trim_end_matches('.').to_string();
     }
-    let digits = format!("{:.0}", v);
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    report::grouped(v)
 }
 
 /// Simulated time on an x axis: milliseconds, or seconds for long runs. Returns the divisor

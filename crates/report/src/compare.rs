@@ -354,15 +354,7 @@ fn number(v: f64) -> String {
     }
     let a = v.abs();
     if a >= 1000.0 {
-        let digits = format!("{:.0}", a);
-        let mut out = String::new();
-        for (i, c) in digits.chars().enumerate() {
-            if i > 0 && (digits.len() - i) % 3 == 0 {
-                out.push(',');
-            }
-            out.push(c);
-        }
-        return if v < 0.0 { format!("-{out}") } else { out };
+        return crate::grouped(v);
     }
     let decimals = if v.fract() == 0.0 || a >= 100.0 {
         0

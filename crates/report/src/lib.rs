@@ -19,4 +19,4 @@ mod text;
 
 pub use assemble::{RunInfo, assemble};
 pub use schema::*;
-pub use text::{breakdown, summary};
+pub use text::{breakdown, grouped, summary};

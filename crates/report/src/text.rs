@@ -16,6 +16,22 @@ fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len().max(1) as f64
 }
 
+/// `v` rounded to a whole number with thousands separators: `-12,500`.
+pub fn grouped(v: f64) -> String {
+    let digits = format!("{:.0}", v.abs());
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3 + 1);
+    if v < 0.0 && digits != "0" {
+        out.push('-');
+    }
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// The summary table of a report.
 pub fn summary(r: &Report) -> String {
     let mut s = String::new();
@@ -173,6 +189,15 @@ pub fn breakdown(r: &Report) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn grouped_puts_a_comma_every_three_digits_and_keeps_the_sign() {
+        let cases = [(0.0, "0"), (-0.2, "0"), (999.4, "999"), (1000.0, "1,000"), (-1234.5, "-1,234")];
+        for (v, text) in cases {
+            assert_eq!(grouped(v), text, "{v}");
+        }
+        assert_eq!(grouped(123_456_789.0), "123,456,789");
+    }
 
     #[test]
     fn waf_is_shown_only_when_the_host_wrote_something() {

@@ -49,19 +49,7 @@ pub fn run(a: BenchArgs) -> Result<()> {
 }
 
 fn row(what: &str, rate: f64, secs: f64) {
-    println!("{what:<50} {:>14} {secs:>11.2}s", thousands(rate));
-}
-
-fn thousands(v: f64) -> String {
-    let s = format!("{:.0}", v);
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    println!("{what:<50} {:>14} {secs:>11.2}s", report::grouped(rate));
 }
 
 fn timed(f: impl FnOnce() -> u64) -> (u64, f64) {
