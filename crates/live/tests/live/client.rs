@@ -1,5 +1,5 @@
 //! A raw NBD client built on the crate's own encoders, to send exactly the bytes a test wants
-//! (including bad ones) and decode every reply.
+//! (including bad ones) and decode every reply; and fio's verifying run against a URI.
 
 use std::collections::HashMap;
 use std::io::{self, Read, Write};
@@ -199,4 +199,34 @@ pub fn closed_by_server(s: &mut Stream) -> bool {
             Ok(_) => continue,
         }
     }
+}
+
+/// fio's nbd engine against `uri`: random 4 KiB reads and writes at QD32 over `size` (fio's
+/// syntax) with crc32c verification of every block; panics with fio's output unless it passes.
+pub fn fio_verify(uri: &str, size: &str) {
+    let dir = tempfile::tempdir().unwrap(); // fio may leave state files in its directory
+    let out = std::process::Command::new("fio")
+        .current_dir(dir.path())
+        .args([
+            "--name=randrw",
+            "--ioengine=nbd",
+            &format!("--uri={uri}"),
+            "--rw=randrw",
+            "--bs=4k",
+            "--iodepth=32",
+            &format!("--size={size}"),
+            "--verify=crc32c",
+            "--verify_fatal=1",
+            "--do_verify=1",
+            "--randseed=42",
+            "--verify_state_save=0",
+        ])
+        .output()
+        .expect("fio runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains("err= 0"),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use live::{BlockSize, ExportInfo, MemoryBackend};
 
 use crate::backends::Threaded;
+use crate::client::fio_verify;
 use crate::support::{have, pattern, run, serve, serve_in, tcp, unix};
 
 const MIB: u64 = 1 << 20;
@@ -155,26 +156,6 @@ fn qemu_io_pattern_writes_read_back() {
     }
 }
 
-fn fio_verify(uri: &str) {
-    let dir = tempfile::tempdir().unwrap(); // fio may leave state files in its directory
-    let out = run(Command::new("fio").current_dir(dir.path()).args([
-        "--name=randrw",
-        "--ioengine=nbd",
-        &format!("--uri={uri}"),
-        "--rw=randrw",
-        "--bs=4k",
-        "--iodepth=32",
-        "--size=32m",
-        "--verify=crc32c",
-        "--verify_fatal=1",
-        "--do_verify=1",
-        "--randseed=42",
-        "--verify_state_save=0",
-    ]));
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("err= 0"), "{text}");
-}
-
 #[test]
 fn fio_nbd_engine_randrw_with_crc32c_verify_passes() {
     if !have("fio") {
@@ -182,9 +163,9 @@ fn fio_nbd_engine_randrw_with_crc32c_verify_passes() {
     }
     // Synchronous completions (MemoryBackend) and asynchronous ones (worker thread).
     let server = serve(Arc::new(MemoryBackend::new("disk", 64 * MIB)));
-    fio_verify(&tcp(&server).uri());
+    fio_verify(&tcp(&server).uri(), "32m");
     let threaded = serve(Arc::new(Threaded::new(MemoryBackend::new("disk", 64 * MIB))));
-    fio_verify(&tcp(&threaded).uri());
+    fio_verify(&tcp(&threaded).uri(), "32m");
     for stats in [server.shutdown(), threaded.shutdown()] {
         assert!(stats.requests > 8192, "{stats:?}");
         assert_eq!((stats.protocol_errors, stats.io_errors, stats.rejected), (0, 0, 0), "{stats:?}");

@@ -420,30 +420,7 @@ fn real_clients_work_against_the_simulated_device() {
     for flag in ["can_flush", "can_fua", "can_trim", "can_zero", "can_multi_conn"] {
         assert_eq!(export[flag], true, "{flag}: {export}");
     }
-    let fio = Process::new("fio")
-        .current_dir(dir.path())
-        .args([
-            "--name=randrw",
-            "--ioengine=nbd",
-            &format!("--uri={uri}"),
-            "--rw=randrw",
-            "--bs=4k",
-            "--iodepth=32",
-            "--size=16m",
-            "--verify=crc32c",
-            "--verify_fatal=1",
-            "--do_verify=1",
-            "--randseed=42",
-            "--verify_state_save=0",
-        ])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&fio.stdout);
-    assert!(
-        fio.status.success() && text.contains("err= 0"),
-        "{text}{}",
-        String::from_utf8_lossy(&fio.stderr)
-    );
+    client::fio_verify(&uri, "16m");
     // nbdcopy: a file in, the device out, byte for byte.
     let input = dir.path().join("in.bin");
     let data: Vec<u8> = (0..size as usize).map(|i| (i * 31 % 251) as u8).collect();
