@@ -7,6 +7,7 @@ use thiserror::Error;
 
 use crate::export::ExportInfo;
 use crate::proto::Errno;
+use crate::server::Polled;
 use crate::transmission::Route;
 
 /// The outcome of one request: data for a successful read, nothing for other successes, or an
@@ -245,6 +246,22 @@ pub trait Backend: Send + Sync + 'static {
 
     /// The connection is finished; no request of it is outstanding.
     fn disconnect(&self, conn: Self::Conn);
+
+    /// Whether this backend drives the transmission phase of its connections in its own event
+    /// loop: then every connection is handed to [`adopt`](Self::adopt) after the handshake, and
+    /// [`submit`](Self::submit) is not called. The default, `false`, has the server read each
+    /// connection on a thread of its own and pass requests to `submit`.
+    fn polls(&self) -> bool {
+        false
+    }
+
+    /// Takes over one connection's transmission (called only if [`polls`](Self::polls)): drive
+    /// it with [`Polled::receive`] and [`Polled::send`] until [`Polled::is_finished`], then drop
+    /// it; [`disconnect`](Self::disconnect) follows. Called on the connection's thread; hand the
+    /// connection to the event loop and return. The default drops it, which ends the connection.
+    fn adopt(&self, conn: &Self::Conn, polled: Polled) {
+        let _ = (conn, polled);
+    }
 }
 
 #[cfg(test)]

@@ -25,6 +25,12 @@
 //! 3. The **writer** thread sends replies as they arrive, matched by cookie, several per system
 //!    call, each reply's header and payload in the same write.
 //!
+//! A backend with an event loop of its own (the simulator: one thread owns the device) can
+//! instead take each connection over after the handshake ([`Backend::polls`],
+//! [`Backend::adopt`]) and drive it as a [`Polled`] connection: non-blocking reads and writes
+//! on the loop's thread, with the same validation, budget and ordering rules, and no thread
+//! hand-off per request.
+//!
 //! ## Ordering rules
 //!
 //! 1. A request reaches the backend only after validation ([`transmission::validate`]); the
@@ -45,4 +51,4 @@ pub mod transmission;
 pub use backend::{Backend, BackendError, Op, Replier, ReplyResult, Request};
 pub use export::{BlockSize, BlockSizeError, ExportInfo};
 pub use memory::{CHUNK_SIZE, MemoryBackend};
-pub use server::{ConfigError, ListenAddr, Server, ServerConfig, ServerError, ServerStats, Stream};
+pub use server::{ConfigError, ListenAddr, Polled, Server, ServerConfig, ServerError, ServerStats, Stream};

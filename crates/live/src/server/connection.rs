@@ -8,6 +8,9 @@
 //!      '-------- [writer thread] (woken only by completions from other threads)
 //! ```
 //!
+//! A backend that [`polls`](crate::Backend::polls) gets the socket after the handshake instead
+//! ([`Polled`]); the connection thread then only waits for the end and calls `disconnect`.
+//!
 //! The reader keeps reading while earlier requests are in flight (up to the in-flight budget);
 //! replies go out as they complete. The connection ends on `NBD_CMD_DISC`, on EOF, on malformed
 //! traffic or when the socket fails; in every case every outstanding request is answered (or,
@@ -15,12 +18,13 @@
 
 use std::io::{self, BufReader, Read, Write};
 use std::net::Shutdown;
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, mpsc};
 use std::thread;
 
 use super::config::ServerConfig;
 use super::handle::Shared;
+use super::polled::Polled;
 use super::stream::Stream;
 use crate::backend::{Backend, Op, Replier};
 use crate::negotiate::{HandshakeError, Negotiated, Outcome, negotiate};
@@ -83,7 +87,12 @@ impl Write for Duplex<'_> {
 }
 
 /// Serves one accepted connection to the end.
-pub(crate) fn serve<B: Backend>(stream: Stream, backend: &B, cfg: &ServerConfig, shared: &Shared) -> End {
+pub(crate) fn serve<B: Backend>(
+    stream: Stream,
+    backend: &B,
+    cfg: &ServerConfig,
+    shared: &Arc<Shared>,
+) -> End {
     let Ok(mut write_half) = stream.try_clone() else { return End::Io };
     let mut reader = BufReader::with_capacity(READ_BUFFER, SocketReader { stream, outbox: None });
     let mut duplex = Duplex { r: &mut reader, w: &mut write_half };
@@ -94,7 +103,34 @@ pub(crate) fn serve<B: Backend>(stream: Stream, backend: &B, cfg: &ServerConfig,
         Err(HandshakeError::Io(_)) => return End::Io,
         Err(_) => return End::Protocol,
     };
+    if backend.polls() {
+        return hand_over(&reader, write_half, backend, negotiated, cfg, shared);
+    }
     transmit(&mut reader, write_half, backend, negotiated, cfg, shared)
+}
+
+/// Hands the transmission to the backend's event loop and waits until it is finished.
+fn hand_over<B: Backend>(
+    reader: &BufReader<SocketReader>,
+    stream: Stream,
+    backend: &B,
+    negotiated: Negotiated<B::Conn>,
+    cfg: &ServerConfig,
+    shared: &Arc<Shared>,
+) -> End {
+    let Negotiated { conn, session, .. } = negotiated;
+    let (done, ended) = mpsc::channel();
+    let limit = (cfg.max_in_flight_requests, cfg.max_in_flight_bytes);
+    // Requests the client sent right behind the handshake are in the reader's buffer already.
+    let end = match Polled::new(stream, session, shared.clone(), limit, reader.buffer(), done) {
+        Ok(polled) => {
+            backend.adopt(&conn, polled);
+            ended.recv().unwrap_or(End::Io)
+        }
+        Err(_) => End::Io,
+    };
+    backend.disconnect(conn);
+    end
 }
 
 fn transmit<B: Backend>(

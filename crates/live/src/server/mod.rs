@@ -4,9 +4,11 @@ mod config;
 mod connection;
 mod handle;
 mod listener;
+mod polled;
 mod stream;
 
 pub use config::{ConfigError, ServerConfig};
 pub use handle::{Server, ServerError, ServerStats};
 pub use listener::ListenAddr;
+pub use polled::Polled;
 pub use stream::Stream;

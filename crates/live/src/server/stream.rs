@@ -3,6 +3,7 @@
 
 use std::io::{self, IoSlice, Read, Write};
 use std::net::{Shutdown, TcpStream};
+use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::net::UnixStream;
 
 /// A connected client socket.
@@ -23,11 +24,28 @@ impl Stream {
         })
     }
 
+    /// Moves the socket into or out of non-blocking mode (for every handle).
+    pub fn set_nonblocking(&self, on: bool) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.set_nonblocking(on),
+            Stream::Unix(s) => s.set_nonblocking(on),
+        }
+    }
+
     /// Shuts down one or both directions of the socket (for every handle).
     pub fn shutdown(&self, how: Shutdown) -> io::Result<()> {
         match self {
             Stream::Tcp(s) => s.shutdown(how),
             Stream::Unix(s) => s.shutdown(how),
+        }
+    }
+}
+
+impl AsRawFd for Stream {
+    fn as_raw_fd(&self) -> RawFd {
+        match self {
+            Stream::Tcp(s) => s.as_raw_fd(),
+            Stream::Unix(s) => s.as_raw_fd(),
         }
     }
 }

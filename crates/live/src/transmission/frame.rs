@@ -1,6 +1,8 @@
 //! Turning a finished request into the bytes of its reply: a simple reply, or with structured
 //! replies an `OFFSET_DATA` / `NONE` / `ERROR` chunk.
 
+use std::sync::Arc;
+
 use crate::backend::ReplyResult;
 use crate::proto::{Errno, push_data_chunk_head, push_error_chunk, push_none_chunk, push_simple_reply};
 
@@ -17,6 +19,33 @@ pub(crate) struct Completion {
     pub(crate) result: ReplyResult,
     /// A message for humans in structured error replies.
     pub(crate) message: &'static str,
+}
+
+/// Where a finished request's completion goes: a threaded connection's outbox or a polled
+/// connection's queue.
+pub(crate) trait Deliver: Send + Sync {
+    /// Takes one completion (from any thread).
+    fn deliver(&self, c: Completion);
+}
+
+/// The promise to deliver one completion.
+pub(crate) struct Route {
+    to: Arc<dyn Deliver>,
+    cookie: u64,
+    read: Option<(u64, u32)>,
+    charge: u64,
+}
+
+impl Route {
+    pub(crate) fn new(to: Arc<dyn Deliver>, cookie: u64, read: Option<(u64, u32)>, charge: u64) -> Route {
+        Route { to, cookie, read, charge }
+    }
+
+    /// Hands the reply on (exactly once: this consumes the route).
+    pub(crate) fn deliver(self, result: ReplyResult, message: &'static str) {
+        let Route { to, cookie, read, charge } = self;
+        to.deliver(Completion { cookie, read, charge, result, message });
+    }
 }
 
 /// Appends the reply header(s) for `c` to `heads` and returns the payload to send after them.

@@ -11,4 +11,6 @@ pub use gate::Gate;
 pub use read::{Incoming, ReadError, read_request};
 pub use validate::{Rejection, Session, validate};
 
-pub(crate) use outbox::{Outbox, Route};
+pub(crate) use frame::{Completion, Deliver, Route, frame};
+pub(crate) use outbox::Outbox;
+pub(crate) use read::{Header, classify, request_of};

@@ -19,9 +19,8 @@ use std::cell::Cell;
 use std::io::{self, IoSlice, Write};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
-use super::frame::{Completion, frame};
+use super::frame::{Completion, Deliver, Route, frame};
 use super::gate::Gate;
-use crate::backend::ReplyResult;
 
 thread_local! {
     /// The outbox whose reader runs on this thread (0 = none).
@@ -51,22 +50,6 @@ pub(crate) struct Outbox {
     sink: Mutex<Sink>,
     structured: bool,
     gate: Gate,
-}
-
-/// The promise to deliver one completion to an outbox.
-pub(crate) struct Route {
-    outbox: Arc<Outbox>,
-    cookie: u64,
-    read: Option<(u64, u32)>,
-    charge: u64,
-}
-
-impl Route {
-    /// Queues the reply (exactly once: this consumes the route).
-    pub(crate) fn deliver(self, result: ReplyResult, message: &'static str) {
-        let Route { outbox, cookie, read, charge } = self;
-        outbox.deliver(Completion { cookie, read, charge, result, message });
-    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -114,7 +97,7 @@ impl Outbox {
     /// A route for one request (counted until it delivers).
     pub(crate) fn route(self: &Arc<Self>, cookie: u64, read: Option<(u64, u32)>, charge: u64) -> Route {
         lock(&self.pending).open += 1;
-        Route { outbox: self.clone(), cookie, read, charge }
+        Route::new(self.clone(), cookie, read, charge)
     }
 
     /// Reader: takes in-flight budget for a request, flushing queued replies first if it has
@@ -145,7 +128,7 @@ impl Outbox {
         lock(&self.pending).reader_idle = false;
     }
 
-    fn deliver(&self, c: Completion) {
+    fn queue(&self, c: Completion) {
         let inline = READER_OF.with(|r| r.get() == self as *const Outbox as usize);
         let mut p = lock(&self.pending);
         p.queue.push(c);
@@ -239,6 +222,12 @@ impl Outbox {
     #[cfg(test)]
     pub(crate) fn in_flight(&self) -> (usize, u64) {
         self.gate.in_flight()
+    }
+}
+
+impl Deliver for Outbox {
+    fn deliver(&self, c: Completion) {
+        self.queue(c);
     }
 }
 

@@ -46,6 +46,66 @@ pub enum ReadError {
     Malformed(ProtoError),
 }
 
+/// What a request header asks for, decided before any payload is read.
+#[derive(Debug)]
+pub(crate) enum Header {
+    /// `NBD_CMD_DISC`.
+    Disconnect,
+    /// A valid request: charge `charge` to the in-flight budget, then read `payload` bytes (a
+    /// write's data) and build it with [`request_of`].
+    Accept {
+        /// The header.
+        header: RequestHeader,
+        /// Bytes charged to the in-flight budget (read or write length).
+        charge: u64,
+        /// Payload bytes that follow the header.
+        payload: u32,
+    },
+    /// An invalid request: skip `payload` bytes and answer the rejection.
+    Reject {
+        /// The client's cookie.
+        cookie: u64,
+        /// The error to send.
+        rejection: Rejection,
+        /// Payload bytes that follow the header (skipped, never allocated).
+        payload: u32,
+    },
+}
+
+/// Decodes and validates one request header.
+pub(crate) fn classify(buf: &[u8; REQUEST_HEADER_LEN], session: &Session) -> Result<Header, ProtoError> {
+    let h = RequestHeader::decode(buf)?;
+    if h.command == Command::Disc {
+        return Ok(Header::Disconnect);
+    }
+    let payload = if h.command == Command::Write { h.length } else { 0 };
+    Ok(match validate(&h, session) {
+        Ok(()) => {
+            let charge =
+                if matches!(h.command, Command::Read | Command::Write) { u64::from(h.length) } else { 0 };
+            Header::Accept { header: h, charge, payload }
+        }
+        Err(rejection) => Header::Reject { cookie: h.cookie, rejection, payload },
+    })
+}
+
+/// The request of an accepted header, with its payload (`Some` exactly for writes).
+pub(crate) fn request_of(h: &RequestHeader, payload: Option<Vec<u8>>) -> Request {
+    let op = match (h.command, payload) {
+        (Command::Read, _) => Op::Read,
+        (Command::Write, data) => Op::Write(data.unwrap_or_default()),
+        (Command::Flush, _) => Op::Flush,
+        (Command::Trim, _) => Op::Trim,
+        // `validate` admits no other command.
+        _ => Op::WriteZeroes {
+            no_hole: h.flags.contains(CmdFlags::NO_HOLE),
+            fast: h.flags.contains(CmdFlags::FAST_ZERO),
+        },
+    };
+    let fua = h.flags.contains(CmdFlags::FUA);
+    Request { cookie: h.cookie, offset: h.offset, length: h.length, fua, op }
+}
+
 /// Reads one request. `admit(charge)` is called exactly once for every request that will be
 /// answered (not for `NBD_CMD_DISC`), before its payload is allocated: the connection uses it to
 /// wait for room in its in-flight budget.
@@ -60,40 +120,25 @@ pub fn read_request<R: Read>(
         REQUEST_HEADER_LEN => {}
         _ => return Err(io::Error::from(io::ErrorKind::UnexpectedEof).into()),
     }
-    let h = RequestHeader::decode(&buf).map_err(ReadError::Malformed)?;
-    if h.command == Command::Disc {
-        return Ok(Incoming::Disconnect);
-    }
-    let verdict = validate(&h, session);
-    let carries_payload = h.command == Command::Write;
-    let Err(rejection) = verdict else {
-        let charge =
-            if matches!(h.command, Command::Read | Command::Write) { u64::from(h.length) } else { 0 };
-        admit(charge);
-        let op = match h.command {
-            Command::Read => Op::Read,
-            Command::Write => {
-                let mut data = vec![0u8; h.length as usize];
+    match classify(&buf, session).map_err(ReadError::Malformed)? {
+        Header::Disconnect => Ok(Incoming::Disconnect),
+        Header::Accept { header, charge, payload } => {
+            admit(charge);
+            let data = if header.command == Command::Write {
+                let mut data = vec![0u8; payload as usize];
                 r.read_exact(&mut data)?;
-                Op::Write(data)
-            }
-            Command::Flush => Op::Flush,
-            Command::Trim => Op::Trim,
-            // `validate` admits no other command.
-            _ => Op::WriteZeroes {
-                no_hole: h.flags.contains(CmdFlags::NO_HOLE),
-                fast: h.flags.contains(CmdFlags::FAST_ZERO),
-            },
-        };
-        let fua = h.flags.contains(CmdFlags::FUA);
-        let request = Request { cookie: h.cookie, offset: h.offset, length: h.length, fua, op };
-        return Ok(Incoming::Request { request, charge });
-    };
-    admit(0);
-    if carries_payload {
-        skip(r, h.length.into())?;
+                Some(data)
+            } else {
+                None
+            };
+            Ok(Incoming::Request { request: request_of(&header, data), charge })
+        }
+        Header::Reject { cookie, rejection, payload } => {
+            admit(0);
+            skip(r, payload.into())?;
+            Ok(Incoming::Reject { cookie, rejection })
+        }
     }
-    Ok(Incoming::Reject { cookie: h.cookie, rejection })
 }
 
 /// Fills `buf` unless the stream ends first; returns the bytes read.

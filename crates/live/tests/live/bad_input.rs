@@ -8,8 +8,9 @@ use std::sync::Arc;
 use live::proto::TransmissionFlags;
 use live::proto::consts::*;
 use live::proto::{CmdFlags, Command, Errno, OptionHeader};
-use live::{BlockSize, MemoryBackend};
+use live::{Backend, BlockSize, MemoryBackend};
 
+use crate::backends::Polling;
 use crate::client::{RawClient, closed_by_server, connect};
 use crate::support::{pattern, serve, serve_with, tcp};
 
@@ -24,8 +25,13 @@ fn aligned_backend(read_only: bool) -> MemoryBackend {
 
 #[test]
 fn bad_requests_get_error_replies_and_the_connection_keeps_serving() {
+    bad_requests(|| Arc::new(aligned_backend(false)));
+    bad_requests(|| Arc::new(Polling::new(aligned_backend(false))));
+}
+
+fn bad_requests<B: Backend>(backend: impl Fn() -> Arc<B>) {
     for structured in [false, true] {
-        let server = serve_with(Arc::new(aligned_backend(false)), |c| c.max_request_bytes = 1 << 16);
+        let server = serve_with(backend(), |c| c.max_request_bytes = 1 << 16);
         let mut c = RawClient::open(&tcp(&server), "disk", structured);
         let none = CmdFlags::EMPTY;
         let big = vec![0x77; (1 << 16) + 512];
@@ -87,7 +93,13 @@ fn a_read_only_export_refuses_writes_with_eperm() {
 #[test]
 fn malformed_traffic_closes_only_that_connection() {
     let backend = Arc::new(MemoryBackend::new("disk", 4 * MIB));
-    let server = serve(backend.clone());
+    malformed_traffic(backend.clone(), &backend);
+    let polling = Arc::new(Polling::new(MemoryBackend::new("disk", 4 * MIB)));
+    malformed_traffic(polling.clone(), &polling.inner);
+}
+
+fn malformed_traffic<B: Backend>(backend: Arc<B>, mem: &MemoryBackend) {
+    let server = serve(backend);
     let addr = tcp(&server);
     let mut good = RawClient::open(&addr, "disk", false);
     assert_eq!(good.write(0, &pattern(2, 4096)).error, 0);
@@ -115,13 +127,19 @@ fn malformed_traffic_closes_only_that_connection() {
     good.disconnect();
     let stats = server.shutdown();
     assert_eq!((stats.protocol_errors, stats.clean, stats.active), (4, 1, 0), "{stats:?}");
-    assert_eq!(backend.connections(), 0);
+    assert_eq!(mem.connections(), 0);
 }
 
 #[test]
 fn a_client_vanishing_mid_request_harms_nobody_else() {
     let backend = Arc::new(MemoryBackend::new("disk", 4 * MIB));
-    let server = serve(backend.clone());
+    vanishing_clients(backend.clone(), &backend);
+    let polling = Arc::new(Polling::new(MemoryBackend::new("disk", 4 * MIB)));
+    vanishing_clients(polling.clone(), &polling.inner);
+}
+
+fn vanishing_clients<B: Backend>(backend: Arc<B>, mem: &MemoryBackend) {
+    let server = serve(backend);
     let addr = tcp(&server);
     let mut good = RawClient::open(&addr, "disk", true);
 
@@ -155,9 +173,9 @@ fn a_client_vanishing_mid_request_harms_nobody_else() {
     }
     good.disconnect();
     let stats = server.shutdown();
-    assert!(backend.read_at("disk", MIB, MIB as usize).unwrap().iter().all(|&b| b == 0));
+    assert!(mem.read_at("disk", MIB, MIB as usize).unwrap().iter().all(|&b| b == 0));
     assert_eq!(stats.io_errors + stats.clean, 4, "{stats:?}");
     assert!(stats.io_errors >= 2, "two vanished mid-message: {stats:?}");
     assert_eq!((stats.protocol_errors, stats.active), (0, 0), "{stats:?}");
-    assert_eq!(backend.connections(), 0, "every connection was disconnected from the backend");
+    assert_eq!(mem.connections(), 0, "every connection was disconnected from the backend");
 }

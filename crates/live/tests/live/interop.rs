@@ -5,9 +5,9 @@ use std::collections::HashMap;
 use std::process::Command;
 use std::sync::Arc;
 
-use live::{BlockSize, ExportInfo, MemoryBackend};
+use live::{Backend, BlockSize, ExportInfo, MemoryBackend};
 
-use crate::backends::Threaded;
+use crate::backends::{Polling, Threaded};
 use crate::client::fio_verify;
 use crate::support::{have, pattern, run, serve, serve_in, tcp, unix};
 
@@ -94,17 +94,24 @@ fn nbdcopy_round_trip_is_byte_identical() {
     if !have("nbdcopy") {
         return;
     }
-    // Through the asynchronous path (completions on another thread), several connections.
+    // Completions on another thread, and connections driven by the backend's event loop;
+    // nbdcopy opens several connections.
     let size = 24 * MIB as usize;
-    let backend = Arc::new(Threaded::new(MemoryBackend::new("disk", size as u64)));
-    let server = serve(backend.clone());
+    let threaded = Arc::new(Threaded::new(MemoryBackend::new("disk", size as u64)));
+    nbdcopy_round_trip(threaded.clone(), &threaded.mem, size);
+    let polling = Arc::new(Polling::new(MemoryBackend::new("disk", size as u64)));
+    nbdcopy_round_trip(polling.clone(), &polling.inner, size);
+}
+
+fn nbdcopy_round_trip<B: Backend>(backend: Arc<B>, mem: &MemoryBackend, size: usize) {
+    let server = serve(backend);
     let uri = tcp(&server).uri();
     let dir = tempfile::tempdir().unwrap();
     let (src, dst) = (dir.path().join("in.img"), dir.path().join("out.img"));
     let data = pattern(7, size);
     std::fs::write(&src, &data).unwrap();
     run(Command::new("nbdcopy").arg(&src).arg(&uri));
-    assert!(backend.mem.read_at("disk", 0, size).unwrap() == data, "the export holds the file");
+    assert!(mem.read_at("disk", 0, size).unwrap() == data, "the export holds the file");
     run(Command::new("nbdcopy").arg(&uri).arg(&dst));
     let back = std::fs::read(&dst).unwrap();
     assert_eq!(back.len(), size);
@@ -112,7 +119,7 @@ fn nbdcopy_round_trip_is_byte_identical() {
     let stats = server.shutdown();
     assert!(stats.accepted >= 2, "{stats:?}");
     assert_eq!((stats.protocol_errors, stats.io_errors, stats.active), (0, 0, 0), "{stats:?}");
-    assert_eq!(backend.mem.connections(), 0);
+    assert_eq!(mem.connections(), 0);
 }
 
 #[test]
@@ -161,12 +168,15 @@ fn fio_nbd_engine_randrw_with_crc32c_verify_passes() {
     if !have("fio") {
         return;
     }
-    // Synchronous completions (MemoryBackend) and asynchronous ones (worker thread).
+    // Synchronous completions (MemoryBackend), asynchronous ones (worker thread), and
+    // connections driven by the backend's event loop.
     let server = serve(Arc::new(MemoryBackend::new("disk", 64 * MIB)));
     fio_verify(&tcp(&server).uri(), "32m");
     let threaded = serve(Arc::new(Threaded::new(MemoryBackend::new("disk", 64 * MIB))));
     fio_verify(&tcp(&threaded).uri(), "32m");
-    for stats in [server.shutdown(), threaded.shutdown()] {
+    let polling = serve(Arc::new(Polling::new(MemoryBackend::new("disk", 64 * MIB))));
+    fio_verify(&tcp(&polling).uri(), "32m");
+    for stats in [server.shutdown(), threaded.shutdown(), polling.shutdown()] {
         assert!(stats.requests > 8192, "{stats:?}");
         assert_eq!((stats.protocol_errors, stats.io_errors, stats.rejected), (0, 0, 0), "{stats:?}");
     }
