@@ -173,7 +173,7 @@ impl LiveHost {
 
     /// Serves one request on queue pair `qid`: reads return their data. Requests longer than
     /// the device's maximum transfer become several commands, in flight together.
-    pub async fn serve(&self, qid: u16, req: LiveRequest) -> Result<Option<Vec<u8>>, LiveError> {
+    pub async fn serve(&self, qid: u16, mut req: LiveRequest) -> Result<Option<Vec<u8>>, LiveError> {
         if !self.started.replace(true) {
             let now = self.session.cx.now();
             let mut r = self.session.results.borrow_mut();
@@ -193,12 +193,19 @@ impl LiveHost {
             let len = (req.len - at).min(self.max_transfer);
             (at, len)
         });
+        // Write data per command: the request's own buffer when one command carries it all.
+        let mut data: Vec<Vec<u8>> = match req.op {
+            LiveOp::Write(ref mut d) if req.len <= self.max_transfer => vec![std::mem::take(d)],
+            LiveOp::Write(ref d) => d.chunks(self.max_transfer as usize).map(<[u8]>::to_vec).collect(),
+            _ => Vec::new(),
+        };
+        data.reverse(); // popped in order below
         let commands = chunks.map(|(at, len)| {
             let (slba, nlb) = ((req.offset + at) / self.lba, (len / self.lba) as u32);
             let mut cmd = match &req.op {
                 LiveOp::Read => NvmeCommand::read(slba, nlb),
-                LiveOp::Write(data) => {
-                    let bytes = data[at as usize..(at + len) as usize].to_vec();
+                LiveOp::Write(_) => {
+                    let bytes = data.pop().expect("one buffer per command");
                     NvmeCommand::write(slba, nlb, HostData::Bytes(bytes))
                 }
                 LiveOp::WriteZeroes => NvmeCommand::write(slba, nlb, HostData::Bytes(vec![0; len as usize])),

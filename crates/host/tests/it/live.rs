@@ -75,3 +75,34 @@ fn the_window_starts_at_the_first_request_and_data_reads_back() {
     assert!(r.window() < idle, "the idle time before the first request is not measured: {:?}", r.window());
     assert_eq!(r.ops.iter().map(|o| o.count).sum::<u64>(), 4, "{:?}", r.ops);
 }
+
+/// A request longer than the device's maximum transfer becomes several NVMe commands, each
+/// with its own part of the data, and reads back whole.
+#[test]
+fn requests_longer_than_the_maximum_transfer_are_split_and_read_back() {
+    let dev = device();
+    let max = dev.platform.config.host.max_transfer.bytes();
+    let host = LiveHost::open(&dev, &RunOptions::default()).unwrap();
+    let lba = host.lba_bytes();
+    let len = 2 * max + 3 * lba;
+    assert!(len < host.capacity());
+    let data: Vec<u8> = (0..len).map(|i| (i % 253) as u8 ^ (i / 4096) as u8).collect();
+    let (h, d) = (host.clone(), data.clone());
+    let (written, back) = dev
+        .platform
+        .sim
+        .block_on(async move {
+            let q = h.attach().await.unwrap();
+            let written = h.serve(q, request(lba, len, LiveOp::Write(d))).await;
+            let back = h.serve(q, request(lba, len, LiveOp::Read)).await.unwrap().unwrap();
+            h.detach(q).await;
+            (written, back)
+        })
+        .unwrap();
+    assert_eq!(written, Ok(None));
+    assert_eq!(back.len(), data.len());
+    assert!(back == data, "the parts landed in order");
+    let r = host.finish(&dev);
+    let commands: u64 = r.ops.iter().map(|o| o.count).sum();
+    assert_eq!(commands, 6, "three commands each way: {:?}", r.ops);
+}
