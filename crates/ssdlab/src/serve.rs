@@ -295,8 +295,8 @@ const ANSWER_BATCH: usize = 8;
 /// A finished request waiting for its release.
 struct Done {
     /// The answer still to send (`model`: it waits for its modelled time); `None` if the task
-    /// sent it already (`none`: as soon as the device is done, not after the slice it ran in,
-    /// so that the client can send the next request while the device works on the others).
+    /// answered already (`none`: queued on its connection as soon as the device is done; the
+    /// run stops every few completions to send them, see [`ANSWER_BATCH`]).
     reply: Option<(Replier, Result<Option<Vec<u8>>, LiveError>)>,
     failed: bool,
     submitted: SimTime,
