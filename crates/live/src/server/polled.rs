@@ -393,6 +393,11 @@ impl Polled {
     fn fill(&mut self, want: usize) -> bool {
         if self.start == self.end {
             (self.start, self.end) = (0, 0);
+            if self.input.len() > 4 * READ_CHUNK {
+                // Grown for a large write: give the memory back.
+                self.input.truncate(READ_CHUNK);
+                self.input.shrink_to_fit();
+            }
         }
         let room = want.max(READ_CHUNK / 2);
         if self.input.len() - self.end < room && self.start > 0 {
@@ -560,6 +565,45 @@ mod tests {
         assert!(polled.is_finished());
         drop(polled);
         assert!(matches!(ended.recv().unwrap(), End::Clean));
+    }
+
+    #[test]
+    fn a_large_write_arrives_whole_and_the_buffer_shrinks_back_afterwards() {
+        let (mut polled, mut client, _ended) = pair((64, 64 << 20));
+        let big: Vec<u8> = (0..4u32 << 20).map(|i| (i % 251) as u8).collect();
+        let head = RequestHeader {
+            flags: CmdFlags::EMPTY,
+            command: Command::Write,
+            cookie: 7,
+            offset: 0,
+            length: big.len() as u32,
+        };
+        let writer = {
+            let (mut client, big) = (client.try_clone().unwrap(), big.clone());
+            std::thread::spawn(move || {
+                client.write_all(&head.encode()).unwrap();
+                client.write_all(&big).unwrap();
+                client.write_all(&read_request(8, 0, 4096)).unwrap();
+            })
+        };
+        let mut got = Vec::new();
+        while got.len() < 2 {
+            polled.receive(&mut |r, reply| got.push((r, reply)));
+            std::thread::yield_now();
+        }
+        writer.join().unwrap();
+        assert_eq!(got[0].0.op, Op::Write(big));
+        assert_eq!((got[1].0.cookie, &got[1].0.op), (8, &Op::Read));
+        for (_, reply) in got.drain(..) {
+            reply.error(Errno::Io);
+        }
+        polled.send();
+        assert_eq!(replies(&mut client, 2, |_| 0), [(7, 5, 0), (8, 5, 0)]);
+        client.write_all(&read_request(9, 0, 4096)).unwrap();
+        polled.receive(&mut |r, reply| got.push((r, reply)));
+        assert_eq!(got.len(), 1);
+        // It held the whole 4 MiB write at once; once empty it is back to its usual size.
+        assert_eq!(polled.input.len(), READ_CHUNK, "given back once empty");
     }
 
     #[test]
