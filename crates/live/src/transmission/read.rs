@@ -164,18 +164,10 @@ fn skip<R: Read>(r: &mut R, len: u64) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::BlockSize;
-    use crate::memory::MemoryBackend;
     use crate::proto::Errno;
 
     fn session() -> Session {
-        let e = MemoryBackend::full_featured("x", 1 << 20);
-        Session {
-            size: e.size,
-            flags: e.flags(false),
-            block_size: BlockSize::DEFAULT.capped(1 << 16),
-            structured: false,
-        }
+        Session::for_tests(1 << 20, 1 << 16)
     }
 
     fn header(command: Command, flags: CmdFlags, cookie: u64, offset: u64, length: u32) -> Vec<u8> {

@@ -27,6 +27,21 @@ pub struct Rejection {
     pub message: &'static str,
 }
 
+#[cfg(test)]
+impl Session {
+    /// A full-featured export of `size` bytes with simple replies and requests of up to
+    /// `max_request` bytes.
+    pub(crate) fn for_tests(size: u64, max_request: u32) -> Session {
+        let e = crate::memory::MemoryBackend::full_featured("x", size);
+        Session {
+            size: e.size,
+            flags: e.flags(false),
+            block_size: BlockSize::DEFAULT.capped(max_request),
+            structured: false,
+        }
+    }
+}
+
 fn reject(errno: Errno, message: &'static str) -> Result<(), Rejection> {
     Err(Rejection { errno, message })
 }
