@@ -87,7 +87,7 @@ pub enum BackendError {
 }
 
 enum Target {
-    Writer(Route),
+    Route(Route),
     Callback(Box<dyn FnOnce(ReplyResult) + Send>),
 }
 
@@ -99,8 +99,8 @@ pub struct Replier {
 }
 
 impl Replier {
-    pub(crate) fn to_writer(route: Route) -> Replier {
-        Replier { target: Some(Target::Writer(route)) }
+    pub(crate) fn to_route(route: Route) -> Replier {
+        Replier { target: Some(Target::Route(route)) }
     }
 
     /// A replier that hands the result to `callback` (for testing backends without a server).
@@ -132,7 +132,7 @@ impl Replier {
     /// Completes with a server-side message for structured error replies.
     pub(crate) fn deliver(&mut self, result: ReplyResult, message: &'static str) {
         match self.target.take() {
-            Some(Target::Writer(route)) => route.deliver(result, message),
+            Some(Target::Route(route)) => route.deliver(result, message),
             Some(Target::Callback(f)) => f(result),
             None => {}
         }
@@ -148,7 +148,7 @@ impl Drop for Replier {
 impl fmt::Debug for Replier {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.target {
-            Some(Target::Writer(_)) => write!(f, "Replier(connection)"),
+            Some(Target::Route(_)) => write!(f, "Replier(connection)"),
             Some(Target::Callback(_)) => write!(f, "Replier(callback)"),
             None => write!(f, "Replier(done)"),
         }

@@ -206,7 +206,7 @@ fn reader_loop<B: Backend>(
         if request.length == 0 && request.op != Op::Flush {
             route.deliver(Ok(read.map(|_| Vec::new())), "");
         } else {
-            backend.submit(conn, request, Replier::to_writer(route));
+            backend.submit(conn, request, Replier::to_route(route));
         }
     }
     Ok(())

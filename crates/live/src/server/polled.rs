@@ -381,7 +381,7 @@ impl Polled {
                 } else if request.length == 0 && request.op != Op::Flush {
                     route.deliver(Ok(read.map(|_| Vec::new())), "");
                 } else {
-                    submit(request, Replier::to_writer(route));
+                    submit(request, Replier::to_route(route));
                 }
             }
         }
@@ -450,8 +450,9 @@ impl AsRawFd for Polled {
 
 impl Drop for Polled {
     fn drop(&mut self) {
+        let finished = self.is_finished();
         let end = match self.ended.take() {
-            Some(e) if self.outstanding == 0 && (self.out.is_empty() || self.failed) => e,
+            Some(e) if finished => e,
             _ => End::Io,
         };
         if let Some(done) = self.done.take() {
