@@ -30,31 +30,30 @@
 //! survive a kill or a power cut. On a clean shutdown the device is quiesced and checkpointed;
 //! after a crash the next start recovers from the OOB records.
 
+mod backend;
+mod stats;
+
 use std::cell::RefCell;
 use std::collections::VecDeque;
-use std::io::{Read, Write};
-use std::os::fd::AsRawFd;
-use std::os::unix::net::UnixStream;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::rc::Rc;
-use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::mpsc::{self, Sender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow};
+use backend::{DeviceBackend, Inbox, Msg, ToDevice, to_device, wait_ready};
 use firmware::config::DeviceConfig;
 use firmware::device::{Device, Opened, OpenedAs};
 use host::live::{LiveError, LiveHost, LiveOp, LiveRequest, LiveStats};
 use host::run::RunOptions;
-use host::series::DeviceSample;
 use live::proto::Errno;
-use live::{
-    Backend, BackendError, BlockSize, ExportInfo, Op, Polled, Replier, Request, Server, ServerConfig,
-};
+use live::{BlockSize, ExportInfo, Op, Polled, Replier, Request, Server, ServerConfig};
 use report::{Report, RunInfo, assemble};
 use sim::stats::LogHistogram;
 use sim::{CoreId, SimDuration, SimTime};
+use stats::{StatsOut, Tick};
 
 /// How completions are paced.
 #[derive(Copy, Clone, Debug, PartialEq)]
@@ -116,10 +115,7 @@ impl Serving {
 
 /// Opens the image, starts the device thread and the NBD server.
 pub fn start(cfg: DeviceConfig, opts: ServeOptions) -> Result<Serving> {
-    let (sender, inbox) = mpsc::channel::<Msg>();
-    let (wake, woken) = UnixStream::pair().context("creating the device thread's wake-up socket")?;
-    wake.set_nonblocking(true).and_then(|()| woken.set_nonblocking(true)).context("the wake-up socket")?;
-    let to_device = ToDevice { inbox: sender, wake };
+    let (to_device, inbox) = to_device()?;
     let (ready_tx, ready_rx) = mpsc::channel::<Result<(u64, u32, String)>>();
     let device_opts = DeviceOptions {
         image: opts.image.clone(),
@@ -129,7 +125,7 @@ pub fn start(cfg: DeviceConfig, opts: ServeOptions) -> Result<Serving> {
     };
     let device = std::thread::Builder::new()
         .name("ssdlab-device".into())
-        .spawn(move || device_thread(cfg, device_opts, Inbox { inbox, woken, closed: false }, ready_tx))
+        .spawn(move || device_thread(cfg, device_opts, inbox, ready_tx))
         .context("starting the device thread")?;
     let (size, lba, opened) = match ready_rx.recv() {
         Ok(Ok(r)) => r,
@@ -151,7 +147,7 @@ pub fn start(cfg: DeviceConfig, opts: ServeOptions) -> Result<Serving> {
         block_size: BlockSize::new(lba, 4096.max(lba), max).map_err(|e| anyhow!("block size: {e}"))?,
         ..ExportInfo::new(opts.export.clone(), size)
     };
-    let backend = Arc::new(DeviceBackend { info, to_device: Mutex::new(to_device.try_clone()?) });
+    let backend = Arc::new(DeviceBackend::new(info, to_device.try_clone()?));
     let server = match Server::start(backend, opts.server) {
         Ok(s) => s,
         Err(e) => {
@@ -161,123 +157,6 @@ pub fn start(cfg: DeviceConfig, opts: ServeOptions) -> Result<Serving> {
         }
     };
     Ok(Serving { server: Some(server), to_device, device: Some(device), opened, size })
-}
-
-/// Messages to the device thread.
-enum Msg {
-    Connect(Sender<Result<u16, String>>),
-    /// A connection in transmission, on queue pair `qid`: the device thread drives it.
-    Adopt(u16, Polled),
-    Submit {
-        qid: u16,
-        request: Request,
-        reply: Replier,
-    },
-    Disconnect(u16),
-    Stop,
-}
-
-/// The way to the device thread: a channel, and a socket whose byte wakes it from `poll`.
-struct ToDevice {
-    inbox: Sender<Msg>,
-    wake: UnixStream,
-}
-
-impl ToDevice {
-    fn try_clone(&self) -> Result<ToDevice> {
-        let wake = self.wake.try_clone().context("the wake-up socket")?;
-        Ok(ToDevice { inbox: self.inbox.clone(), wake })
-    }
-
-    fn send(&self, m: Msg) -> bool {
-        let sent = self.inbox.send(m).is_ok();
-        // Non-blocking: if the socket is full, a wake-up is pending anyway.
-        let _ = (&self.wake).write(&[1]);
-        sent
-    }
-}
-
-/// The device thread's end of [`ToDevice`]. Messages are taken on every turn of its loop;
-/// the wake-up bytes only make `poll` return, and are drained after it did.
-struct Inbox {
-    inbox: Receiver<Msg>,
-    woken: UnixStream,
-    /// Every sender is gone.
-    closed: bool,
-}
-
-impl Inbox {
-    fn next(&mut self) -> Option<Msg> {
-        match self.inbox.try_recv() {
-            Ok(m) => Some(m),
-            Err(TryRecvError::Empty) => None,
-            Err(TryRecvError::Disconnected) => {
-                self.closed = true;
-                None
-            }
-        }
-    }
-
-    fn drain_wake_ups(&self) {
-        let mut buf = [0u8; 256];
-        while matches!((&self.woken).read(&mut buf), Ok(n) if n > 0) {}
-    }
-}
-
-/// The NBD side of the device: forwards everything to the device thread.
-struct DeviceBackend {
-    info: ExportInfo,
-    to_device: Mutex<ToDevice>,
-}
-
-impl DeviceBackend {
-    fn send(&self, m: Msg) -> bool {
-        self.to_device.lock().unwrap_or_else(|e| e.into_inner()).send(m)
-    }
-}
-
-impl Backend for DeviceBackend {
-    type Conn = u16;
-
-    fn export(&self, name: &str) -> Option<ExportInfo> {
-        (name.is_empty() || name == self.info.name).then(|| self.info.clone())
-    }
-
-    fn list(&self) -> Vec<String> {
-        vec![self.info.name.clone()]
-    }
-
-    fn connect(&self, _: &ExportInfo) -> Result<u16, BackendError> {
-        let (tx, rx) = mpsc::channel();
-        if !self.send(Msg::Connect(tx)) {
-            return Err(BackendError::Unavailable("the device is shutting down".into()));
-        }
-        match rx.recv() {
-            Ok(Ok(qid)) => Ok(qid),
-            Ok(Err(why)) => Err(BackendError::Unavailable(why)),
-            Err(_) => Err(BackendError::Unavailable("the device is shutting down".into())),
-        }
-    }
-
-    fn submit(&self, qid: &u16, request: Request, reply: Replier) {
-        // If the device thread is gone, the replier comes back inside the error and is
-        // dropped, which answers EIO.
-        self.send(Msg::Submit { qid: *qid, request, reply });
-    }
-
-    fn disconnect(&self, qid: u16) {
-        self.send(Msg::Disconnect(qid));
-    }
-
-    fn polls(&self) -> bool {
-        true
-    }
-
-    fn adopt(&self, qid: &u16, polled: Polled) {
-        // If the device thread is gone, the connection comes back inside the error and is
-        // dropped, which ends it.
-        self.send(Msg::Adopt(*qid, polled));
-    }
 }
 
 struct DeviceOptions {
@@ -302,14 +181,6 @@ struct Done {
     submitted: SimTime,
     completed: SimTime,
     bytes: u64,
-}
-
-/// The once-a-second numbers.
-#[derive(Default)]
-struct Tick {
-    requests: u64,
-    bytes: u64,
-    latency: LogHistogram,
 }
 
 /// Opens (or creates) the image and attaches the live host to the device.
@@ -401,14 +272,10 @@ fn device_thread(
                     });
                     live.connections += 1;
                 }
-                Msg::Adopt(qid, polled) => conns.push((qid, polled)),
+                Msg::Adopt(qid, polled) => conns.push((qid, *polled)),
                 Msg::Disconnect(qid) => {
                     let h = host.clone();
                     sim.cx().spawn(CoreId::UNBOUND, "live: disconnect", async move { h.detach(qid).await });
-                }
-                Msg::Submit { qid, request, reply } => {
-                    outstanding += 1;
-                    start_request(&dev, &host, &array, &done, qid, (request, reply), answer_now);
                 }
                 Msg::Stop => stopping = true,
             }
@@ -559,93 +426,11 @@ fn start_request(
     });
 }
 
-/// Waits up to `timeout` (to the microsecond) until the wake-up socket or a connection's socket
-/// is ready for what the connection wants; returns whether the wake-up socket is readable.
-fn wait_ready(woken: &UnixStream, conns: &[(u16, Polled)], timeout: Duration) -> bool {
-    let mut fds = Vec::with_capacity(1 + conns.len());
-    fds.push(libc::pollfd { fd: woken.as_raw_fd(), events: libc::POLLIN, revents: 0 });
-    for (_, conn) in conns {
-        let read = if conn.wants_read() { libc::POLLIN } else { 0 };
-        let write = if conn.wants_write() { libc::POLLOUT } else { 0 };
-        // A socket with nothing wanted is left out: a hung-up one would report POLLHUP at once.
-        let fd = if read | write == 0 { -1 } else { conn.as_raw_fd() };
-        fds.push(libc::pollfd { fd, events: read | write, revents: 0 });
-    }
-    let ts = libc::timespec {
-        tv_sec: timeout.as_secs().min(i32::MAX as u64) as libc::time_t,
-        tv_nsec: timeout.subsec_nanos().into(),
-    };
-    // SAFETY: `fds` is a live, exclusively borrowed array of `fds.len()` pollfd structs and
-    // `ts` a valid timespec, both outliving the call; a null signal mask leaves it unchanged.
-    let ready = unsafe { libc::ppoll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, &ts, std::ptr::null()) };
-    ready > 0 && fds[0].revents != 0
-}
-
 /// Sends a request's answer: its data, or the NBD error for what went wrong.
 fn answer(reply: Replier, result: Result<Option<Vec<u8>>, LiveError>) {
     match result {
         Ok(data) => reply.reply(Ok(data)),
         Err(LiveError::Invalid(_)) => reply.error(Errno::Inval),
         Err(LiveError::Device(_)) => reply.error(Errno::Io),
-    }
-}
-
-/// Where the stats lines go.
-enum StatsOut {
-    None,
-    Stderr,
-    File(std::fs::File),
-}
-
-impl StatsOut {
-    fn open(path: Option<&Path>) -> Result<StatsOut> {
-        Ok(match path {
-            None => StatsOut::None,
-            Some(p) if p == Path::new("-") => StatsOut::Stderr,
-            Some(p) => {
-                StatsOut::File(std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?)
-            }
-        })
-    }
-
-    fn line(
-        &mut self,
-        dev: &Device,
-        started: Instant,
-        secs: f64,
-        t: &Tick,
-        lag: &LogHistogram,
-        timing: Timing,
-    ) {
-        if matches!(self, StatsOut::None) {
-            return;
-        }
-        let s = DeviceSample::of(&dev.ftl);
-        let waf = if s.host_units == 0 { 0.0 } else { s.flash_units as f64 / s.host_units as f64 };
-        let us = |ns: u64| ns as f64 / 1e3;
-        let t_s = started.elapsed().as_secs_f64();
-        let iops = t.requests as f64 / secs;
-        let mb_per_s = t.bytes as f64 / secs / 1e6;
-        let (p50, p99) = (us(t.latency.quantile(0.5)), us(t.latency.quantile(0.99)));
-        match self {
-            StatsOut::None => {}
-            StatsOut::Stderr => eprintln!(
-                "[{t_s:>6.1}s] {iops:>8.0} IOPS {mb_per_s:>8.1} MB/s  lat p50 {p50:>7.1} µs p99 {p99:>7.1} µs  WAF {waf:.2}  free blocks {}",
-                s.free_blocks
-            ),
-            StatsOut::File(f) => {
-                let line = serde_json::json!({
-                    "t_s": (t_s * 10.0).round() / 10.0,
-                    "iops": iops.round(),
-                    "mb_per_s": (mb_per_s * 10.0).round() / 10.0,
-                    "latency_p50_us": p50,
-                    "latency_p99_us": p99,
-                    "waf": (waf * 1000.0).round() / 1000.0,
-                    "free_blocks": s.free_blocks,
-                    "lag_p99_us": if matches!(timing, Timing::Model { .. }) { us(lag.quantile(0.99)) } else { 0.0 },
-                });
-                let _ = writeln!(f, "{line}");
-            }
-        }
     }
 }
