@@ -194,18 +194,18 @@ impl LiveHost {
             (at, len)
         });
         // Write data per command: the request's own buffer when one command carries it all.
-        let mut data: Vec<Vec<u8>> = match req.op {
+        let data: Vec<Vec<u8>> = match req.op {
             LiveOp::Write(ref mut d) if req.len <= self.max_transfer => vec![std::mem::take(d)],
             LiveOp::Write(ref d) => d.chunks(self.max_transfer as usize).map(<[u8]>::to_vec).collect(),
             _ => Vec::new(),
         };
-        data.reverse(); // popped in order below
+        let mut data = data.into_iter();
         let commands = chunks.map(|(at, len)| {
             let (slba, nlb) = ((req.offset + at) / self.lba, (len / self.lba) as u32);
             let mut cmd = match &req.op {
                 LiveOp::Read => NvmeCommand::read(slba, nlb),
                 LiveOp::Write(_) => {
-                    let bytes = data.pop().expect("one buffer per command");
+                    let bytes = data.next().expect("one buffer per command");
                     NvmeCommand::write(slba, nlb, HostData::Bytes(bytes))
                 }
                 LiveOp::WriteZeroes => NvmeCommand::write(slba, nlb, HostData::Bytes(vec![0; len as usize])),
