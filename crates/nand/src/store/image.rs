@@ -1,15 +1,18 @@
 //! The NAND image file store (format in `image_format.rs`).
 
+use std::collections::VecDeque;
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::address::{BlockIdx, PageIdx};
 use crate::array::{BlockState, FlashArray};
 use crate::geometry::Geometry;
 use crate::oob::Oob;
 use crate::store::PageStore;
+use crate::store::behind::WriteBehind;
 use crate::store::image_format::{self as fmt, BlockEntry, Header, Layout, SuperblockError};
 
 /// A NAND image that cannot be created or opened.
@@ -48,12 +51,18 @@ pub enum ImageError {
 }
 
 /// A NAND image file.
+///
+/// Programs, erases and bad-block marks reach the file through a writer thread of its own
+/// (write-behind, in order: see `behind.rs`); reads of a page still queued wait for it, and
+/// [`sync`](PageStore::sync) waits for everything before it syncs the file.
 pub struct ImageStore {
-    file: File,
+    behind: WriteBehind,
     layout: Layout,
     units: u32,
     pages_per_block: u32,
     blocks: Vec<BlockEntry>,
+    /// Programs still queued, oldest first: (push number, page).
+    queued: VecDeque<(u64, PageIdx)>,
 }
 
 /// What [`ImageStore::open`] found: the block table and the OOB of every programmed page.
@@ -91,11 +100,12 @@ impl ImageStore {
         file.set_len(layout.end).map_err(io_err)?;
         file.write_all_at(&fmt::encode_superblock(&header), 0).map_err(io_err)?;
         Ok(ImageStore {
-            file,
+            behind: WriteBehind::new(Arc::new(file)).map_err(io_err)?,
             layout,
             units: geo.units_per_page(),
             pages_per_block: geo.pages,
             blocks: vec![BlockEntry::default(); geo.total_blocks() as usize],
+            queued: VecDeque::new(),
         })
     }
 
@@ -136,8 +146,14 @@ impl ImageStore {
                     .ok_or_else(|| invalid(format!("block table entry {i} is corrupt")))?,
             );
         }
-        let mut store =
-            ImageStore { file, layout, units: geo.units_per_page(), pages_per_block: geo.pages, blocks };
+        let mut store = ImageStore {
+            behind: WriteBehind::new(Arc::new(file)).map_err(io_err)?,
+            layout,
+            units: geo.units_per_page(),
+            pages_per_block: geo.pages,
+            blocks,
+            queued: VecDeque::new(),
+        };
         let (states, pages) = store.scan(geo).map_err(io_err)?;
         Ok(ScannedImage { store, blocks: states, pages })
     }
@@ -153,7 +169,7 @@ impl ImageStore {
             // Pages are programmed in order: if page 0 holds no record of the block's current
             // generation, the block is empty and the rest need not be read.
             let rec0 = &mut buf[..fmt::OOB_RECORD_BYTES as usize];
-            self.file.read_exact_at(rec0, self.oob_offset(first))?;
+            self.file().read_exact_at(rec0, self.oob_offset(first))?;
             if fmt::decode_oob(rec0, entry.generation, self.units).is_none() {
                 states.push(BlockState {
                     write_ptr: 0,
@@ -163,7 +179,7 @@ impl ImageStore {
                 });
                 continue;
             }
-            self.file.read_exact_at(&mut buf, self.oob_offset(first))?;
+            self.file().read_exact_at(&mut buf, self.oob_offset(first))?;
             let mut write_ptr = 0;
             for (i, rec) in buf.chunks_exact(fmt::OOB_RECORD_BYTES as usize).enumerate() {
                 if let Some(oob) = fmt::decode_oob(rec, entry.generation, self.units) {
@@ -189,13 +205,36 @@ impl ImageStore {
     /// Reads `buf.len()` bytes of the auxiliary region from `offset`.
     pub fn read_aux(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
         self.check_aux(offset, buf.len())?;
-        self.file.read_exact_at(buf, self.layout.aux + offset)
+        self.behind.wait_all()?;
+        self.file().read_exact_at(buf, self.layout.aux + offset)
     }
 
-    /// Writes `buf` into the auxiliary region at `offset`.
+    /// Writes `buf` into the auxiliary region at `offset`, after every program, erase and
+    /// mark made before it.
     pub fn write_aux(&self, offset: u64, buf: &[u8]) -> io::Result<()> {
         self.check_aux(offset, buf.len())?;
-        self.file.write_all_at(buf, self.layout.aux + offset)
+        self.behind.wait_all()?;
+        self.file().write_all_at(buf, self.layout.aux + offset)
+    }
+
+    fn file(&self) -> &File {
+        self.behind.file()
+    }
+
+    /// Waits until `page`'s program, if still queued, is in the file.
+    fn settle(&mut self, page: PageIdx) -> io::Result<()> {
+        self.forget_written();
+        match self.queued.iter().rev().find(|(_, p)| *p == page) {
+            Some(&(n, _)) => self.behind.wait(n),
+            None => Ok(()),
+        }
+    }
+
+    /// Drops the queued programs that are in the file by now.
+    fn forget_written(&mut self) {
+        while self.queued.front().is_some_and(|&(n, _)| self.behind.is_written(n)) {
+            self.queued.pop_front();
+        }
     }
 
     fn check_aux(&self, offset: u64, len: usize) -> io::Result<()> {
@@ -218,7 +257,7 @@ impl ImageStore {
 
     fn write_block_entry(&self, block: BlockIdx) -> io::Result<()> {
         let at = self.layout.blocks + block.0 as u64 * fmt::BLOCK_ENTRY_BYTES;
-        self.file.write_all_at(&fmt::encode_block(&self.blocks[block.idx()]), at)
+        self.behind.push([(at, fmt::encode_block(&self.blocks[block.idx()]).to_vec())]).map(drop)
     }
 }
 
@@ -235,17 +274,25 @@ fn first_difference(image: &Geometry, config: &Geometry) -> Option<(String, Stri
 
 impl PageStore for ImageStore {
     fn program(&mut self, page: PageIdx, oob: &Oob, data: Option<&[u8]>) -> io::Result<()> {
-        if let Some(d) = data {
+        // The data before the OOB record: a torn program leaves the page unprogrammed.
+        let data = data.map(|d| {
             assert_eq!(d.len() as u64, self.layout.page_bytes, "program payload must be one whole page");
-            self.file.write_all_at(d, self.data_offset(page))?;
-        }
+            let mut b = self.behind.buffer(d.len());
+            b.extend_from_slice(d);
+            (self.data_offset(page), b)
+        });
         let generation = self.blocks[(page.0 / self.pages_per_block) as usize].generation;
-        self.file.write_all_at(&fmt::encode_oob(oob, generation), self.oob_offset(page))
+        let record = (self.oob_offset(page), fmt::encode_oob(oob, generation).to_vec());
+        let n = self.behind.push(data.into_iter().chain([record]))?;
+        self.forget_written();
+        self.queued.push_back((n, page));
+        Ok(())
     }
 
     fn read(&mut self, page: PageIdx, oob: &mut Oob, data: Option<&mut [u8]>) -> io::Result<()> {
+        self.settle(page)?;
         let mut rec = [0u8; fmt::OOB_RECORD_BYTES as usize];
-        self.file.read_exact_at(&mut rec, self.oob_offset(page))?;
+        self.file().read_exact_at(&mut rec, self.oob_offset(page))?;
         let generation = self.blocks[(page.0 / self.pages_per_block) as usize].generation;
         let stored = fmt::decode_oob(&rec, generation, self.units).ok_or_else(|| {
             io::Error::new(io::ErrorKind::InvalidData, format!("OOB record of page {} is corrupt", page.0))
@@ -254,13 +301,14 @@ impl PageStore for ImageStore {
         oob.set_tags(stored.tags());
         oob.set_borns(stored.borns());
         if let Some(d) = data {
-            self.file.read_exact_at(d, self.data_offset(page))?;
+            self.file().read_exact_at(d, self.data_offset(page))?;
         }
         Ok(())
     }
 
     fn read_payload(&mut self, page: PageIdx, data: &mut [u8]) -> io::Result<()> {
-        self.file.read_exact_at(data, self.data_offset(page))
+        self.settle(page)?;
+        self.file().read_exact_at(data, self.data_offset(page))
     }
 
     fn erase(&mut self, block: BlockIdx, erase_count: u32) -> io::Result<()> {
@@ -276,7 +324,7 @@ impl PageStore for ImageStore {
     }
 
     fn sync(&mut self) -> io::Result<()> {
-        self.file.sync_data()
+        self.behind.sync()
     }
 
     fn keeps_payload(&self) -> bool {
@@ -311,12 +359,40 @@ mod tests {
         oob.seq = 1;
         let data = vec![0xabu8; g.page_bytes() as usize];
         store.program(PageIdx(0), &oob, Some(&data)).unwrap();
-        store.file.write_all_at(&data, store.data_offset(PageIdx(1))).unwrap();
+        store.sync().unwrap();
+        store.file().write_all_at(&data, store.data_offset(PageIdx(1))).unwrap();
         drop(store);
         let scanned = ImageStore::open(&path, &g).unwrap();
         assert_eq!(scanned.blocks[0].write_ptr, 1);
         assert_eq!(scanned.pages.len(), 1);
         assert_eq!(scanned.pages[0], (PageIdx(0), oob));
+    }
+
+    #[test]
+    fn a_page_read_right_after_its_program_has_its_data() {
+        // Programs go to the file behind the caller's back; a read must still see them, and a
+        // reopened image must hold them after a sync.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("dev.ssdimg");
+        let g = crate::geometry::tiny();
+        let mut store = ImageStore::create(&path, &g, 0).unwrap();
+        let pages = g.pages.min(8);
+        for p in 0..pages {
+            let mut oob = Oob::new(&[OobSlot { lpn: Some(Lpn(p)), tag: DataTag(p as u16) }; 4]);
+            oob.seq = u64::from(p) + 1;
+            let data = vec![p as u8 + 1; g.page_bytes() as usize];
+            store.program(PageIdx(p), &oob, Some(&data)).unwrap();
+            let mut back = vec![0u8; data.len()];
+            store.read_payload(PageIdx(p), &mut back).unwrap();
+            assert_eq!(back, data, "page {p}");
+            let mut read = Oob::new(&[OobSlot { lpn: Some(Lpn(p)), tag: DataTag(0) }; 4]);
+            store.read(PageIdx(p), &mut read, None).unwrap();
+            assert_eq!(read, oob, "page {p}");
+        }
+        store.sync().unwrap();
+        drop(store);
+        let scanned = ImageStore::open(&path, &g).unwrap();
+        assert_eq!(scanned.pages.len(), pages as usize);
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! * [`ImageStore`]: a NAND image file (superblock, block table, OOB records, page data) that
 //!   survives the process and can be reopened — live serving and crash recovery.
 
+mod behind;
 mod image;
 mod image_format;
 mod memory;

@@ -1,0 +1,296 @@
+//! Write-behind for the image store: the file's writes, made by a thread of their own.
+//!
+//! ```text
+//!   simulation thread                         image writer thread
+//!   program / erase / mark bad
+//!     push([(offset, bytes), ...]) ---queue--> pwrite each, in queue order
+//!   read of a page still queued                     |
+//!     wait(its number) <------- progress ----------'   (written = the last number in the file)
+//!   sync: wait(everything), then fdatasync
+//! ```
+//!
+//! Serving a device live, the kernel's copy of each programmed page into the page cache was
+//! the largest single cost on the thread that runs the simulation (about a third of it for
+//! random writes). Here that copy happens on another core while the simulation goes on.
+//!
+//! **Order is the contract.** Writes reach the file in the order they were pushed, and after a
+//! failed write none of the later ones is written, so the file always holds a prefix of what
+//! was pushed: exactly what a crash at some earlier moment would have left, which the image's
+//! recovery handles (a program writes its data before its OOB record; an erase is a block-table
+//! write after every program before it). A kill loses at most the queued tail, which only
+//! holds data that nobody was promised: [`WriteBehind::sync`] waits for everything before it
+//! syncs. A failed write is kept, and every later call returns it.
+
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+
+/// Bytes queued before [`WriteBehind::push`] waits for the writer (bounds memory and what a
+/// kill loses).
+const QUEUE_BYTES: usize = 4 << 20;
+/// Written buffers kept for reuse.
+const SPARE_BUFFERS: usize = 64;
+
+/// One write: `bytes` at file offset `at`.
+type Write = (u64, Vec<u8>);
+
+/// The queue and its writer thread (see the module docs).
+pub(super) struct WriteBehind {
+    shared: Arc<Shared>,
+    file: Arc<File>,
+    thread: Option<JoinHandle<()>>,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    /// The writer waits here for work.
+    work: Condvar,
+    /// The caller waits here for writes to reach the file (or for room in the queue).
+    progress: Condvar,
+    /// `State::written`, readable without the lock.
+    written: AtomicU64,
+}
+
+#[derive(Default)]
+struct State {
+    queue: Vec<Write>,
+    queued_bytes: usize,
+    /// Number of the last push (pushes are numbered from 1).
+    pushed: u64,
+    /// Number of the last push whose writes are all in the file (or dropped after a failure).
+    written: u64,
+    /// The first failed write: nothing after it was written.
+    error: Option<(io::ErrorKind, String)>,
+    writer_idle: bool,
+    caller_waiting: bool,
+    closing: bool,
+    spare: Vec<Vec<u8>>,
+}
+
+impl State {
+    fn check(&self) -> io::Result<()> {
+        match &self.error {
+            None => Ok(()),
+            Some((kind, msg)) => Err(io::Error::new(*kind, format!("an earlier image write failed: {msg}"))),
+        }
+    }
+}
+
+fn lock(m: &Mutex<State>) -> MutexGuard<'_, State> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl WriteBehind {
+    /// Starts the writer thread for `file`.
+    pub(super) fn new(file: Arc<File>) -> io::Result<WriteBehind> {
+        let shared = Arc::new(Shared {
+            state: Mutex::default(),
+            work: Condvar::new(),
+            progress: Condvar::new(),
+            written: AtomicU64::new(0),
+        });
+        let (s, f) = (shared.clone(), file.clone());
+        let thread = std::thread::Builder::new().name("ssdlab-image".into()).spawn(move || writer(&f, &s))?;
+        Ok(WriteBehind { shared, file, thread: Some(thread) })
+    }
+
+    /// The file, for reads (of pages no longer queued: see [`wait`](Self::wait)).
+    pub(super) fn file(&self) -> &File {
+        &self.file
+    }
+
+    /// An empty buffer with room for `len` bytes, reused from written ones where possible.
+    pub(super) fn buffer(&self, len: usize) -> Vec<u8> {
+        let mut b = lock(&self.shared.state).spare.pop().unwrap_or_default();
+        b.clear();
+        b.reserve(len);
+        b
+    }
+
+    /// Queues `writes` (written in this order, after everything queued before) and returns
+    /// their number for [`wait`](Self::wait). Waits while the queue is full.
+    pub(super) fn push(&self, writes: impl IntoIterator<Item = Write>) -> io::Result<u64> {
+        let mut s = lock(&self.shared.state);
+        s.check()?;
+        while s.queued_bytes >= QUEUE_BYTES && s.error.is_none() {
+            s = self.wait_progress(s);
+        }
+        s.check()?;
+        for w in writes {
+            s.queued_bytes += w.1.len();
+            s.queue.push(w);
+        }
+        s.pushed += 1;
+        if s.writer_idle {
+            s.writer_idle = false;
+            self.shared.work.notify_one();
+        }
+        Ok(s.pushed)
+    }
+
+    /// Waits until the writes of push number `n` (and so of every push before it) are in the
+    /// file.
+    pub(super) fn wait(&self, n: u64) -> io::Result<()> {
+        if self.shared.written.load(Ordering::Acquire) < n {
+            let mut s = lock(&self.shared.state);
+            while s.written < n {
+                s = self.wait_progress(s);
+            }
+            return s.check();
+        }
+        lock(&self.shared.state).check()
+    }
+
+    /// Waits until everything pushed so far is in the file.
+    pub(super) fn wait_all(&self) -> io::Result<()> {
+        let n = lock(&self.shared.state).pushed;
+        self.wait(n)
+    }
+
+    /// Whether push number `n` is in the file already.
+    pub(super) fn is_written(&self, n: u64) -> bool {
+        self.shared.written.load(Ordering::Acquire) >= n
+    }
+
+    /// Everything pushed so far in the file, then the file's data synced to the disk.
+    pub(super) fn sync(&self) -> io::Result<()> {
+        self.wait_all()?;
+        self.file.sync_data()
+    }
+
+    fn wait_progress<'a>(&self, mut s: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
+        s.caller_waiting = true;
+        let mut s = self.shared.progress.wait(s).unwrap_or_else(|e| e.into_inner());
+        s.caller_waiting = false;
+        s
+    }
+}
+
+impl Drop for WriteBehind {
+    /// Writes everything still queued, then stops the writer.
+    fn drop(&mut self) {
+        lock(&self.shared.state).closing = true;
+        self.shared.work.notify_one();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// The writer thread: takes the whole queue at a time and writes it in order.
+fn writer(file: &File, shared: &Shared) {
+    let mut batch: Vec<Write> = Vec::new();
+    loop {
+        let (upto, failed) = {
+            let mut s = lock(&shared.state);
+            while s.queue.is_empty() && !s.closing {
+                s.writer_idle = true;
+                s = shared.work.wait(s).unwrap_or_else(|e| e.into_inner());
+            }
+            s.writer_idle = false;
+            if s.queue.is_empty() {
+                return; // closing, and everything is written
+            }
+            std::mem::swap(&mut batch, &mut s.queue);
+            (s.pushed, s.error.is_some())
+        };
+        let mut error = None;
+        if !failed {
+            for (at, bytes) in &batch {
+                if let Err(e) = file.write_all_at(bytes, *at) {
+                    error = Some((e.kind(), format!("writing {} bytes at {at}: {e}", bytes.len())));
+                    break; // nothing after a failed write: the file stays a prefix
+                }
+            }
+        }
+        let mut s = lock(&shared.state);
+        for (_, bytes) in batch.drain(..) {
+            s.queued_bytes -= bytes.len();
+            if s.spare.len() < SPARE_BUFFERS && bytes.capacity() > 0 {
+                s.spare.push(bytes);
+            }
+        }
+        if s.error.is_none() {
+            s.error = error;
+        }
+        s.written = upto;
+        shared.written.store(upto, Ordering::Release);
+        if s.caller_waiting {
+            shared.progress.notify_all();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp() -> (tempfile::TempDir, Arc<File>) {
+        let dir = tempfile::tempdir().unwrap();
+        let file =
+            File::options().read(true).write(true).create(true).truncate(true).open(dir.path().join("f"));
+        (dir, Arc::new(file.unwrap()))
+    }
+
+    #[test]
+    fn writes_land_in_push_order_and_wait_sees_them() {
+        let (_dir, file) = temp();
+        let wb = WriteBehind::new(file.clone()).unwrap();
+        // Overlapping writes: the later push wins only if order is kept.
+        let mut last = 0;
+        for i in 0..200u8 {
+            let mut b = wb.buffer(4096);
+            b.resize(4096, i);
+            last = wb.push([((i as u64 % 7) * 1024, b)]).unwrap();
+        }
+        wb.wait(last).unwrap();
+        assert!(wb.is_written(last));
+        let mut got = vec![0u8; 7 * 1024 + 3072];
+        file.read_exact_at(&mut got, 0).unwrap();
+        // Byte j was last covered by the highest i with (i % 7) * 1024 <= j < (i % 7) * 1024 + 4096.
+        for (j, &v) in got.iter().enumerate() {
+            let want = (0..200u8).rev().find(|i| {
+                let at = (*i as usize % 7) * 1024;
+                (at..at + 4096).contains(&j)
+            });
+            assert_eq!(Some(v), want, "byte {j}");
+        }
+    }
+
+    #[test]
+    fn a_full_queue_makes_push_wait_and_drop_writes_the_rest() {
+        let (_dir, file) = temp();
+        let chunk = 256 << 10;
+        let n = 3 * QUEUE_BYTES / chunk; // three queues' worth
+        {
+            let wb = WriteBehind::new(file.clone()).unwrap();
+            for i in 0..n {
+                wb.push([((i * chunk) as u64, vec![i as u8 + 1; chunk])]).unwrap();
+                assert!(lock(&wb.shared.state).queued_bytes <= QUEUE_BYTES + chunk);
+            }
+        }
+        assert_eq!(file.metadata().unwrap().len(), (n * chunk) as u64);
+        let mut b = vec![0u8; chunk];
+        for i in 0..n {
+            file.read_exact_at(&mut b, (i * chunk) as u64).unwrap();
+            assert!(b.iter().all(|&x| x == i as u8 + 1), "chunk {i}");
+        }
+    }
+
+    #[test]
+    fn a_failed_write_stops_every_later_one_and_is_reported() {
+        // A read-only file: every write fails.
+        let (dir, _) = temp();
+        let ro = Arc::new(File::open(dir.path().join("f")).unwrap());
+        let wb = WriteBehind::new(ro.clone()).unwrap();
+        let first = wb.push([(0, vec![1u8; 10])]).unwrap();
+        let err = wb.wait(first).unwrap_err();
+        assert!(err.to_string().contains("an earlier image write failed"), "{err}");
+        assert!(wb.push([(0, vec![2u8; 10])]).is_err());
+        assert!(wb.sync().is_err());
+        assert_eq!(ro.metadata().unwrap().len(), 0);
+    }
+}
