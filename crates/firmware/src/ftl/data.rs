@@ -1,6 +1,8 @@
 //! What a mapping unit holds as it moves through the cache and the flash: a data tag
 //! (metadata-only mode) or its bytes (payload stores).
 
+use std::rc::Rc;
+
 use nand::DataTag;
 
 /// The content of one mapping unit.
@@ -8,15 +10,16 @@ use nand::DataTag;
 pub enum UnitData {
     /// Metadata-only mode: the tag that identifies what was written.
     Tag(DataTag),
-    /// Payload mode: the unit's bytes.
-    Bytes(Box<[u8]>),
+    /// Payload mode: the unit's bytes, shared (a cache line being written back and the page
+    /// assembled from it hold the same bytes; a later write to the line copies them first).
+    Bytes(Rc<[u8]>),
 }
 
 impl UnitData {
     /// What an unwritten (or trimmed) unit reads as: zeroes, or tag 0.
     pub fn zero(payload: bool, unit_bytes: usize) -> UnitData {
         if payload {
-            UnitData::Bytes(vec![0; unit_bytes].into_boxed_slice())
+            UnitData::Bytes(std::iter::repeat_n(0, unit_bytes).collect())
         } else {
             UnitData::Tag(DataTag(0))
         }
@@ -35,7 +38,7 @@ impl UnitData {
     pub fn merge(&mut self, first: usize, sector: usize, src: &UnitData) {
         match (self, src) {
             (UnitData::Bytes(dst), UnitData::Bytes(s)) => {
-                dst[first * sector..first * sector + s.len()].copy_from_slice(s)
+                Rc::make_mut(dst)[first * sector..first * sector + s.len()].copy_from_slice(s)
             }
             (dst, src) => *dst = UnitData::Tag(src.tag()),
         }

@@ -332,7 +332,7 @@ impl FtlInner {
             UnitData::Bytes(b) => {
                 let mut u = vec![0u8; self.unit_bytes];
                 u[..b.len()].copy_from_slice(&b);
-                UnitData::Bytes(u.into_boxed_slice())
+                UnitData::Bytes(u.into())
             }
             tag => tag,
         }

@@ -101,12 +101,16 @@ impl FtlInner {
             oob.set(slot, OobSlot { lpn: Some(*lpn), tag: data.tag() });
         }
         let data = self.payload.then(|| {
-            let mut page = vec![0u8; self.geo.page_bytes() as usize];
+            // Each unit at its slot, zeroes after a short one and after the last (no page-wide
+            // zeroing first: this runs for every page programmed).
+            let mut page = Vec::with_capacity(self.geo.page_bytes() as usize);
             for (slot, (_, data)) in units.iter().enumerate() {
                 if let UnitData::Bytes(b) = data {
-                    page[slot * self.unit_bytes..slot * self.unit_bytes + b.len()].copy_from_slice(b);
+                    page.extend_from_slice(b);
                 }
+                page.resize((slot + 1) * self.unit_bytes, 0);
             }
+            page.resize(self.geo.page_bytes() as usize, 0);
             page.into_boxed_slice()
         });
         PageWrite { oob, data }

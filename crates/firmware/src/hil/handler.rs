@@ -249,7 +249,7 @@ impl Controller {
         let lba = self.lba_bytes as usize;
         let zero = |p: &Part| {
             if self.payload() {
-                UnitData::Bytes(vec![0; p.sectors as usize * lba].into())
+                UnitData::Bytes(std::iter::repeat_n(0, p.sectors as usize * lba).collect())
             } else {
                 UnitData::Tag(DataTag(0))
             }

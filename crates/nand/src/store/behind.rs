@@ -27,10 +27,17 @@ use std::os::unix::fs::FileExt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 /// Bytes queued before [`WriteBehind::push`] waits for the writer (bounds memory and what a
 /// kill loses).
 const QUEUE_BYTES: usize = 4 << 20;
+/// Bytes queued before a push wakes an idle writer: the writer works in batches, so that the
+/// caller pays a wake-up (a system call and, on a small machine, a preempted thread) per batch
+/// rather than per page.
+const WAKE_BYTES: usize = 256 << 10;
+/// How long a smaller queue may wait for the writer when nobody needs it written.
+const LINGER: Duration = Duration::from_millis(5);
 /// Written buffers kept for reuse.
 const SPARE_BUFFERS: usize = 64;
 
@@ -66,6 +73,8 @@ struct State {
     error: Option<(io::ErrorKind, String)>,
     writer_idle: bool,
     caller_waiting: bool,
+    /// The caller waits for the writer: it must not linger.
+    urgent: bool,
     closing: bool,
     spare: Vec<Vec<u8>>,
 }
@@ -124,7 +133,7 @@ impl WriteBehind {
             s.queue.push(w);
         }
         s.pushed += 1;
-        if s.writer_idle {
+        if s.writer_idle && s.queued_bytes >= WAKE_BYTES {
             s.writer_idle = false;
             self.shared.work.notify_one();
         }
@@ -163,6 +172,11 @@ impl WriteBehind {
 
     fn wait_progress<'a>(&self, mut s: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
         s.caller_waiting = true;
+        s.urgent = true;
+        if s.writer_idle {
+            s.writer_idle = false;
+            self.shared.work.notify_one();
+        }
         let mut s = self.shared.progress.wait(s).unwrap_or_else(|e| e.into_inner());
         s.caller_waiting = false;
         s
@@ -180,20 +194,36 @@ impl Drop for WriteBehind {
     }
 }
 
-/// The writer thread: takes the whole queue at a time and writes it in order.
+/// The writer thread: takes the whole queue at a time and writes it in order. It takes the
+/// queue when it holds [`WAKE_BYTES`], when the caller waits, when closing, or once a smaller
+/// queue has waited [`LINGER`].
 fn writer(file: &File, shared: &Shared) {
     let mut batch: Vec<Write> = Vec::new();
     loop {
         let (upto, failed) = {
             let mut s = lock(&shared.state);
-            while s.queue.is_empty() && !s.closing {
+            loop {
+                if s.closing || s.urgent || s.queued_bytes >= WAKE_BYTES {
+                    if !s.queue.is_empty() {
+                        break;
+                    }
+                    if s.closing {
+                        return; // everything is written
+                    }
+                }
                 s.writer_idle = true;
-                s = shared.work.wait(s).unwrap_or_else(|e| e.into_inner());
+                if s.queue.is_empty() {
+                    s = shared.work.wait(s).unwrap_or_else(|e| e.into_inner());
+                } else {
+                    let (g, waited) = shared.work.wait_timeout(s, LINGER).unwrap_or_else(|e| e.into_inner());
+                    s = g;
+                    if waited.timed_out() && !s.queue.is_empty() {
+                        break;
+                    }
+                }
             }
             s.writer_idle = false;
-            if s.queue.is_empty() {
-                return; // closing, and everything is written
-            }
+            s.urgent = false;
             std::mem::swap(&mut batch, &mut s.queue);
             (s.pushed, s.error.is_some())
         };
@@ -278,6 +308,22 @@ mod tests {
             file.read_exact_at(&mut b, (i * chunk) as u64).unwrap();
             assert!(b.iter().all(|&x| x == i as u8 + 1), "chunk {i}");
         }
+    }
+
+    #[test]
+    fn a_small_queue_reaches_the_file_without_anyone_waiting() {
+        // Below WAKE_BYTES nobody wakes the writer; it must still write after LINGER.
+        let (_dir, file) = temp();
+        let wb = WriteBehind::new(file.clone()).unwrap();
+        let n = wb.push([(0, b"lingered".to_vec())]).unwrap();
+        let start = std::time::Instant::now();
+        while !wb.is_written(n) {
+            assert!(start.elapsed() < Duration::from_secs(10), "the write never reached the file");
+            std::thread::sleep(LINGER);
+        }
+        let mut got = [0u8; 8];
+        file.read_exact_at(&mut got, 0).unwrap();
+        assert_eq!(&got, b"lingered");
     }
 
     #[test]
