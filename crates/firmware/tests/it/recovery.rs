@@ -206,3 +206,35 @@ impl Client {
         }
     }
 }
+
+/// The image store writes behind, on a thread of its own, which its drop stops after writing
+/// the queue: a device that is dropped must drop its flash array (no reference cycle keeps it),
+/// or the queue would never reach the file and a later open of the same image could race a
+/// writer still emptying it.
+#[test]
+fn dropping_a_device_over_an_image_drops_its_flash_array() {
+    let cfg = crate::small_device("drop", FTL);
+    let dir = tempfile::tempdir().unwrap();
+    let image = dir.path().join("nand.img");
+    let (dev, _) = Device::open_image(&cfg, &image, 1).unwrap();
+    let array = Rc::downgrade(dev.platform.fil.array());
+    let ctl = dev.controller.clone();
+    create_queues(&dev, &ctl);
+    let c = ctl.clone();
+    let lba = ctl.lba_bytes() as usize;
+    dev.platform
+        .sim
+        .block_on(async move {
+            let nlb = (64 << 10) / lba as u32; // 64 KiB writes, 4 MiB in all
+            for i in 0..64u64 {
+                let data = HostData::Bytes(vec![i as u8; nlb as usize * lba]);
+                let done = c.submit(1, NvmeCommand::write(i * nlb as u64, nlb, data)).await;
+                assert_eq!(done.status, Status::Success);
+            }
+        })
+        .unwrap();
+    // More than the 256 KiB write cache went in: pages were programmed (and queued).
+    assert!(dev.ftl.stats().pages_programmed.iter().sum::<u64>() > 0);
+    drop((dev, ctl));
+    assert!(array.upgrade().is_none(), "the flash array (and its image writer) outlived the device");
+}
