@@ -3,7 +3,8 @@
 //! * [`MetaStore`]: no payload, tags only (2 bytes per mapping unit) — large devices, sweeps.
 //! * [`MemoryStore`]: payloads and full OOB in RAM — conformance tests with real data.
 //! * [`ImageStore`]: a NAND image file (superblock, block table, OOB records, page data) that
-//!   survives the process and can be reopened — live serving and crash recovery.
+//!   survives the process and can be reopened — live serving and crash recovery. Its writes
+//!   go to the file on a thread of its own, in order (`behind.rs`).
 
 mod behind;
 mod image;

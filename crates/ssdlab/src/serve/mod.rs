@@ -27,8 +27,10 @@
 //! **Durability.** Data lives in the NAND image. As on a real drive with a volatile write
 //! cache, a write is acknowledged once it is in the data cache; Flush and FUA writes are
 //! answered only after the data is programmed into the image and the image is synced, so they
-//! survive a kill or a power cut. On a clean shutdown the device is quiesced and checkpointed;
-//! after a crash the next start recovers from the OOB records.
+//! survive a kill or a power cut. Programs reach the image file through the image store's own
+//! writer thread, in order (a kill loses at most its queue, which holds nothing flushed). On a
+//! clean shutdown the device is quiesced and checkpointed; after a crash the next start
+//! recovers from the OOB records.
 
 mod backend;
 mod stats;
