@@ -96,6 +96,8 @@ pub struct Polled {
     /// The last [`receive`](Self::receive) stopped because the socket had nothing more (so
     /// there is nothing to do until it is readable).
     drained: bool,
+    /// The last read returned less than it had room for: the socket is most likely empty.
+    short_read: bool,
     replies: Arc<Replies>,
     /// Requests handed out whose completion has not been taken from `replies` yet.
     outstanding: usize,
@@ -141,6 +143,7 @@ impl Polled {
             rejected: None,
             stalled: false,
             drained: false,
+            short_read: false,
             replies: Arc::default(),
             outstanding: 0,
             out: VecDeque::new(),
@@ -199,7 +202,12 @@ impl Polled {
                     return;
                 }
                 Next::Need(n) => {
-                    if reads == READS_PER_RECEIVE || !self.fill(n) {
+                    // After a short read the socket is most likely empty: the next read would
+                    // only say so (a system call per turn of a busy loop). The connection
+                    // still `has_more`, so the loop comes back and reads again before it
+                    // sleeps.
+                    let likely_empty = reads > 0 && self.short_read;
+                    if reads == READS_PER_RECEIVE || likely_empty || !self.fill(n) {
                         return;
                     }
                     reads += 1;
@@ -409,6 +417,7 @@ impl Polled {
             self.input.resize(self.end + want.max(READ_CHUNK), 0);
         }
         loop {
+            let space = self.input.len() - self.end;
             match self.stream.read(&mut self.input[self.end..]) {
                 Ok(0) => {
                     let between = self.start == self.end && self.skip == 0;
@@ -418,6 +427,7 @@ impl Polled {
                 Ok(n) => {
                     self.end += n;
                     self.drained = false;
+                    self.short_read = n < space;
                     return true;
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
