@@ -38,8 +38,10 @@ const QUEUE_BYTES: usize = 4 << 20;
 const WAKE_BYTES: usize = 256 << 10;
 /// How long a smaller queue may wait for the writer when nobody needs it written.
 const LINGER: Duration = Duration::from_millis(5);
-/// Written buffers kept for reuse.
+/// Written buffers kept for reuse (page payloads: OOB records and block-table entries are
+/// too small to be worth keeping).
 const SPARE_BUFFERS: usize = 64;
+const SPARE_MIN_BYTES: usize = 4096;
 
 /// One write: `bytes` at file offset `at`.
 type Write = (u64, Vec<u8>);
@@ -239,7 +241,7 @@ fn writer(file: &File, shared: &Shared) {
         let mut s = lock(&shared.state);
         for (_, bytes) in batch.drain(..) {
             s.queued_bytes -= bytes.len();
-            if s.spare.len() < SPARE_BUFFERS && bytes.capacity() > 0 {
+            if s.spare.len() < SPARE_BUFFERS && bytes.capacity() >= SPARE_MIN_BYTES {
                 s.spare.push(bytes);
             }
         }
