@@ -145,14 +145,11 @@ impl WriteBehind {
     /// Waits until the writes of push number `n` (and so of every push before it) are in the
     /// file.
     pub(super) fn wait(&self, n: u64) -> io::Result<()> {
-        if self.shared.written.load(Ordering::Acquire) < n {
-            let mut s = lock(&self.shared.state);
-            while s.written < n {
-                s = self.wait_progress(s);
-            }
-            return s.check();
+        let mut s = lock(&self.shared.state);
+        while s.written < n {
+            s = self.wait_progress(s);
         }
-        lock(&self.shared.state).check()
+        s.check()
     }
 
     /// Waits until everything pushed so far is in the file.

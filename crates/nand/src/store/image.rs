@@ -346,14 +346,20 @@ mod tests {
     use crate::address::Lpn;
     use crate::oob::{DataTag, OobSlot};
 
+    /// A new image over the tiny geometry, in a directory of its own.
+    fn new_image() -> (tempfile::TempDir, PathBuf, Geometry, ImageStore) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("dev.ssdimg");
+        let g = crate::geometry::tiny();
+        let store = ImageStore::create(&path, &g, 0).unwrap();
+        (dir, path, g, store)
+    }
+
     #[test]
     fn a_torn_program_leaves_the_page_unprogrammed() {
         // The data of page 1 reached the file but its OOB record did not (a crash between the
         // two writes): on reopen page 1 is free and the write pointer stops before it.
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("dev.ssdimg");
-        let g = crate::geometry::tiny();
-        let mut store = ImageStore::create(&path, &g, 0).unwrap();
+        let (_dir, path, g, mut store) = new_image();
         let slot = OobSlot { lpn: Some(Lpn(1)), tag: DataTag(1) };
         let mut oob = Oob::new(&[slot; 4]);
         oob.seq = 1;
@@ -372,10 +378,7 @@ mod tests {
     fn a_page_read_right_after_its_program_has_its_data() {
         // Programs go to the file behind the caller's back; a read must still see them, and a
         // reopened image must hold them after a sync.
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("dev.ssdimg");
-        let g = crate::geometry::tiny();
-        let mut store = ImageStore::create(&path, &g, 0).unwrap();
+        let (_dir, path, g, mut store) = new_image();
         let pages = g.pages.min(8);
         for p in 0..pages {
             let mut oob = Oob::new(&[OobSlot { lpn: Some(Lpn(p)), tag: DataTag(p as u16) }; 4]);
