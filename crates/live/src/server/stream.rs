@@ -65,7 +65,8 @@ const IOV_MAX: usize = 1024;
 /// Writes go through `sendmsg` with `MSG_NOSIGNAL`: a client that has gone makes the write
 /// fail with `EPIPE`, and never raises SIGPIPE. Rust programs ignore SIGPIPE from the start, but
 /// a host that restores the default would otherwise be killed, every other client with it.
-/// (`write`/`writev`, which the standard streams use, cannot take the flag.)
+/// (The standard streams' plain writes already pass the flag; their vectored writes go through
+/// `writev`, which cannot take it, and the replies are written vectored.)
 impl Write for Stream {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         self.write_vectored(&[IoSlice::new(buf)])
