@@ -145,17 +145,22 @@ impl WriteBehind {
     /// Waits until the writes of push number `n` (and so of every push before it) are in the
     /// file.
     pub(super) fn wait(&self, n: u64) -> io::Result<()> {
-        let mut s = lock(&self.shared.state);
-        while s.written < n {
-            s = self.wait_progress(s);
-        }
-        s.check()
+        self.wait_under(lock(&self.shared.state), n)
     }
 
     /// Waits until everything pushed so far is in the file.
     pub(super) fn wait_all(&self) -> io::Result<()> {
-        let n = lock(&self.shared.state).pushed;
-        self.wait(n)
+        let s = lock(&self.shared.state);
+        let n = s.pushed;
+        self.wait_under(s, n)
+    }
+
+    /// [`wait`](Self::wait) with the state already locked.
+    fn wait_under(&self, mut s: MutexGuard<'_, State>, n: u64) -> io::Result<()> {
+        while s.written < n {
+            s = self.wait_progress(s);
+        }
+        s.check()
     }
 
     /// Whether push number `n` is in the file already.
