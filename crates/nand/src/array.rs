@@ -339,6 +339,22 @@ impl FlashArray {
         self.store.erase(block, erase_count)
     }
 
+    /// Gives an erased block the wear of `erase_count` erases at once (ageing a fresh array
+    /// without erasing it block by block); the store records it as it records an erase.
+    ///
+    /// # Panics
+    /// If the block is bad or programmed.
+    pub fn set_erase_count(&mut self, block: BlockIdx, erase_count: u32) -> io::Result<()> {
+        let b = &mut self.blocks[block.idx()];
+        assert!(
+            !b.bad && b.write_ptr == 0,
+            "set_erase_count of block {}, which is bad or programmed",
+            block.0
+        );
+        b.erase_count = erase_count;
+        self.store.erase(block, erase_count)
+    }
+
     /// Marks the unit's copy stale and returns the LPN it held.
     ///
     /// # Panics

@@ -65,7 +65,7 @@ pub fn prepare(
             if device.ftl.mapped_units() != 0 {
                 return Err(SimulateError::NotFresh);
             }
-            device.ftl.precondition(kind, progress);
+            device.ftl.precondition(kind, progress)?;
             Ok(Prepared { device, initial_state: format!("{} (fast path)", describe(kind)) })
         }
         Start::Snapshot { snapshot, label } => {
@@ -169,6 +169,9 @@ pub enum SimulateError {
     /// Preconditioning needs a fresh device.
     #[error("--precondition needs a fresh device, but the NAND image already holds data")]
     NotFresh,
+    /// The fast preconditioner could not age the device.
+    #[error("preconditioning failed: {0}")]
+    Precondition(#[from] firmware::ftl::PreconditionError),
 }
 
 /// Writes one CSV line per completed command (`--per-request FILE`): identity, times and every

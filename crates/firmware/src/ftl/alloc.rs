@@ -21,7 +21,8 @@ pub struct Allocator {
     geo: Geometry,
     open: [Vec<Frontier>; 3],
     policy: AllocConfig,
-    order: Option<[Dim; 4]>,
+    /// The static order's planes, one period of it (it repeats every plane count).
+    stripe: Vec<u32>,
     counter: u64,
     rr: u32,
 }
@@ -40,10 +41,14 @@ impl Allocator {
     /// Frontiers for `geo` under `policy` (validated).
     pub fn new(geo: &Geometry, policy: &AllocConfig) -> Self {
         let planes = (geo.total_dies() * geo.planes) as usize;
+        let stripe = match policy.order() {
+            Some(order) => (0..planes as u64).map(|i| static_plane(geo, order, i)).collect(),
+            None => Vec::new(),
+        };
         Allocator {
             geo: geo.clone(),
             open: std::array::from_fn(|_| vec![Frontier::default(); planes]),
-            order: policy.order(),
+            stripe,
             policy: policy.clone(),
             counter: 0,
             rr: 0,
@@ -77,6 +82,20 @@ impl Allocator {
         blocks: &mut BlockManager,
         hard_free: u32,
     ) -> Option<PageIdx> {
+        self.pages_in(stream, plane, 1, blocks, hard_free).map(|(page, _)| page)
+    }
+
+    /// Up to `want` (at least 1) consecutive pages of `stream` in `plane`, all in one block:
+    /// the first and how many. Opens a block if needed; `None` if the plane has no room for
+    /// this stream. Marks their programs as pending in the block.
+    pub fn pages_in(
+        &mut self,
+        stream: Stream,
+        plane: u32,
+        want: u32,
+        blocks: &mut BlockManager,
+        hard_free: u32,
+    ) -> Option<(PageIdx, u32)> {
         let f = &mut self.open[stream as usize][plane as usize];
         if f.block.is_none() {
             f.block = Some(blocks.take(plane, stream, keep(stream, hard_free))?);
@@ -84,13 +103,14 @@ impl Allocator {
         }
         let block = f.block.expect("opened");
         let page = self.geo.page_of(block, f.next);
-        f.next += 1;
-        blocks.add_pending(block);
+        let n = want.clamp(1, self.geo.pages - f.next);
+        f.next += n;
+        blocks.add_pending(block, n);
         if f.next == self.geo.pages {
             blocks.close(block);
             f.block = None;
         }
-        Some(page)
+        Some((page, n))
     }
 
     /// The plane for the next user page, or `None` if no plane has room (foreground GC must run
@@ -155,24 +175,27 @@ impl Allocator {
 
     /// Plane of the `i`-th page under the static order.
     fn static_plane(&self, i: u64) -> u32 {
-        let g = &self.geo;
-        let order = self.order.expect("static allocation has a validated order");
-        let mut rest = i;
-        let mut coord = [0u32; 4];
-        for dim in order {
-            let n = match dim {
-                Dim::C => g.channels,
-                Dim::W => g.ways,
-                Dim::D => g.dies,
-                Dim::P => g.planes,
-            } as u64;
-            coord[dim as usize] = (rest % n) as u32;
-            rest /= n;
-        }
-        let [c, w, d, p] = coord;
-        let ppa = Ppa { channel: c as u16, way: w as u16, die: d as u8, plane: 0, block: 0, page: 0 };
-        g.die_idx(ppa).0 * g.planes + p
+        self.stripe[(i % self.stripe.len() as u64) as usize]
     }
+}
+
+/// Plane of the `i`-th page under the static `order` (fastest dimension first).
+fn static_plane(g: &Geometry, order: [Dim; 4], i: u64) -> u32 {
+    let mut rest = i;
+    let mut coord = [0u32; 4];
+    for dim in order {
+        let n = match dim {
+            Dim::C => g.channels,
+            Dim::W => g.ways,
+            Dim::D => g.dies,
+            Dim::P => g.planes,
+        } as u64;
+        coord[dim as usize] = (rest % n) as u32;
+        rest /= n;
+    }
+    let [c, w, d, p] = coord;
+    let ppa = Ppa { channel: c as u16, way: w as u16, die: d as u8, plane: 0, block: 0, page: 0 };
+    g.die_idx(ppa).0 * g.planes + p
 }
 
 #[cfg(test)]
@@ -217,8 +240,7 @@ mod tests {
         let b = g.block_of(p0);
         assert_eq!(blocks.info(b).pending, 2);
         assert!(!blocks.is_candidate(b), "closed but programs pending");
-        blocks.done_pending(b);
-        blocks.done_pending(b);
+        blocks.done_pending(b, 2);
         assert!(blocks.is_candidate(b));
     }
 }

@@ -186,14 +186,14 @@ impl BlockManager {
         i.closed_seq = self.close_seq;
     }
 
-    /// A program into `block` was handed out.
-    pub fn add_pending(&mut self, block: BlockIdx) {
-        self.info[block.idx()].pending += 1;
+    /// `n` programs into `block` were handed out.
+    pub fn add_pending(&mut self, block: BlockIdx, n: u32) {
+        self.info[block.idx()].pending += n;
     }
 
-    /// A program into `block` completed.
-    pub fn done_pending(&mut self, block: BlockIdx) {
-        self.info[block.idx()].pending -= 1;
+    /// `n` programs into `block` completed.
+    pub fn done_pending(&mut self, block: BlockIdx, n: u32) {
+        self.info[block.idx()].pending -= n;
     }
 
     /// A read of `block` is about to be issued.

@@ -146,6 +146,16 @@ impl DataCache {
         }
     }
 
+    /// Lines the cache holds at most.
+    pub fn capacity(&self) -> u32 {
+        self.capacity
+    }
+
+    /// Lines in use (in any state).
+    pub fn len(&self) -> u32 {
+        self.lines.len() as u32 - self.free.len() as u32
+    }
+
     /// Whether a line can be inserted without evicting.
     pub fn has_free(&self) -> bool {
         !self.free.is_empty() || (self.lines.len() as u32) < self.capacity

@@ -72,7 +72,7 @@ impl FtlInner {
     /// Programs `page` for `stream` (holding `units` valid units) and settles its block.
     pub async fn program(&self, stream: Stream, page: PageIdx, write: PageWrite, units: u32) -> TxnResult {
         let r = self.fil.submit(FlashRequest::program(source(stream), page, write)).await;
-        self.blocks.borrow_mut().done_pending(self.geo.block_of(page));
+        self.blocks.borrow_mut().done_pending(self.geo.block_of(page), 1);
         let mut st = self.stats.borrow_mut();
         st.pages_programmed[stream as usize] += 1;
         st.units_programmed[stream as usize] += units as u64;

@@ -27,6 +27,6 @@ pub use data::{UnitData, fingerprint};
 pub use flash::MediaError;
 pub use io::UnitWrite;
 pub use mount::{BlockHint, Mount, MountReport};
-pub use precondition::Precondition;
+pub use precondition::{Precondition, PreconditionError};
 pub use state::Ftl;
 pub use stats::FtlStats;

@@ -18,7 +18,6 @@ use crate::ecc::Ecc;
 use crate::fil::Fil;
 use crate::ftl::blocks::{BlockManager, BlockUse, Stream};
 use crate::ftl::config::{FtlConfig, TRANSLATION_LPN_BASE};
-use crate::ftl::precondition::FastGc;
 use crate::ftl::state::Ftl;
 
 /// What the FTL knows about a block beyond the array state: saved by snapshots and
@@ -152,7 +151,7 @@ impl Ftl {
             Mount::Clean(_) => ftl.adopt_translation_pages()?,
             Mount::Recover => {
                 report.translation_pages_rewritten = i
-                    .write_all_translation_pages(FastGc::WhenFull)
+                    .write_all_translation_pages()
                     .map_err(|e| format!("rewriting the translation pages: {e}"))?
             }
         }

@@ -188,10 +188,10 @@ impl Ftl {
     }
 
     /// Writes every translation page from the map in DRAM at once, without simulating time,
-    /// so that flash holds the whole map (before a snapshot). Returns the pages written, or the
-    /// page store's error.
-    pub fn write_translation_pages_now(&self) -> std::io::Result<u32> {
-        self.inner.write_all_translation_pages(crate::ftl::precondition::FastGc::WhenFull)
+    /// so that flash holds the whole map (before a snapshot). Returns the pages written, or why
+    /// they could not be (the page store failed, or GC found no room for them).
+    pub fn write_translation_pages_now(&self) -> Result<u32, crate::ftl::PreconditionError> {
+        self.inner.write_all_translation_pages()
     }
 
     /// The core FTL coroutines run on.

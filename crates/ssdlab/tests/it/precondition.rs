@@ -74,7 +74,7 @@ fn fast_steady_state_matches_full_simulation() {
     run(&full, "rw=randwrite bs=4k iodepth=16", 1); // every unit once, random order
     run(&full, &format!("rw=randwrite bs=4k iodepth=16 norandommap number_ios={}", 2 * logical), 2);
     let fast = build(&cfg, 1);
-    fast.ftl.precondition(Precondition::SteadyState { overwrites: 2.0 }, &mut |_, _| {});
+    fast.ftl.precondition(Precondition::SteadyState { overwrites: 2.0 }, &mut |_, _| {}).unwrap();
     fast.ftl.check_invariants().unwrap();
 
     let (full_free, full_occ) = state(&full);
@@ -102,7 +102,7 @@ fn fast_sequential_fill_matches_full_simulation() {
     run(&full, &format!("rw=write bs=128k iodepth=1 size={bytes}"), 1);
     run(&full, "rw=read bs=128k iodepth=1 number_ios=1", 1); // nothing else changes the state
     let fast = build(&cfg, 1);
-    fast.ftl.precondition(Precondition::SeqFill, &mut |_, _| {});
+    fast.ftl.precondition(Precondition::SeqFill, &mut |_, _| {}).unwrap();
     fast.ftl.check_invariants().unwrap();
     let (full_free, _) = state(&full);
     let (fast_free, _) = state(&fast);

@@ -23,7 +23,7 @@ fn a_saved_device_comes_back_exactly_and_runs_deterministically() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("aged.state");
     let aged = build(&cfg, 3);
-    aged.ftl.precondition(Precondition::SteadyState { overwrites: 1.5 }, &mut |_, _| {});
+    aged.ftl.precondition(Precondition::SteadyState { overwrites: 1.5 }, &mut |_, _| {}).unwrap();
     // Then some simulated overwrites, so that the snapshot holds a state the fast path did not
     // make (open frontiers, a warm CMT that quiesce must write out).
     run(&aged, "rw=randwrite bs=4k iodepth=8 number_ios=3000", 4);
@@ -108,7 +108,7 @@ fn damaged_snapshots_are_rejected_with_the_reason() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.state");
     let dev = build(&cfg, 1);
-    dev.ftl.precondition(Precondition::RandomFill, &mut |_, _| {});
+    dev.ftl.precondition(Precondition::RandomFill, &mut |_, _| {}).unwrap();
     Snapshot::save(&dev, &path, "fill", 1).unwrap();
     let bytes = std::fs::read(&path).unwrap();
     let reject = |data: &[u8], expect: &str| {

@@ -17,10 +17,22 @@ pub fn pick(
     rng: &mut SimRng,
 ) -> Option<BlockIdx> {
     let upb = array.geometry().units_per_block();
+    pick_by(policy, plane, blocks, upb, |b| array.block(b).valid_units, rng)
+}
+
+/// [`pick`] with each block's valid units from `valid` (of `upb` units per block).
+pub fn pick_by(
+    policy: VictimPolicy,
+    plane: u32,
+    blocks: &BlockManager,
+    upb: u32,
+    valid: impl Fn(BlockIdx) -> u32,
+    rng: &mut SimRng,
+) -> Option<BlockIdx> {
     let gain: Vec<(BlockIdx, u32)> = blocks
         .plane_blocks(plane)
         .filter(|&b| blocks.is_candidate(b))
-        .map(|b| (b, array.block(b).valid_units))
+        .map(|b| (b, valid(b)))
         .filter(|&(_, valid)| valid < upb)
         .collect();
     if gain.is_empty() {

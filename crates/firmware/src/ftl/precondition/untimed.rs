@@ -1,136 +1,18 @@
-//! Preconditioning: ageing a fresh device quickly. The fast path replays what the FTL would do
-//! — the same allocation policy, write frontiers, GC thresholds, victim policy and wear-aware
-//! free lists — but programs and erases the array directly, without simulating any time. It
-//! ends with every translation page written (the CMT empty and clean) and the FTL's counters
-//! reset, so a run measures only itself.
-
-use std::io;
-use std::str::FromStr;
+//! The untimed FTL primitives: programming units into the next page of a stream, collecting a
+//! plane's garbage and writing translation pages, all straight into the array without
+//! simulating time — with the timed FTL's allocation policy, write frontiers, GC thresholds,
+//! victim policy and wear-aware free lists. Fills, mounts and checkpoints use them.
 
 use nand::{DataTag, Lpn, Oob, OobSlot, PageIdx};
-use rand::RngExt;
-use serde::{Deserialize, Serialize};
 
 use crate::ftl::blocks::Stream;
 use crate::ftl::config::TRANSLATION_LPN_BASE;
 use crate::ftl::data::UnitData;
-use crate::ftl::state::{Ftl, FtlInner};
-use crate::ftl::stats::FtlStats;
-
-/// How to age a device before a run.
-#[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
-pub enum Precondition {
-    /// Every logical unit written once, in LBA order.
-    SeqFill,
-    /// Every logical unit written once, in a random order.
-    RandomFill,
-    /// A random fill, then uniform random 4 KiB overwrites of `overwrites` times the logical
-    /// capacity, with GC running as it would: the device in GC steady state.
-    SteadyState {
-        /// Overwrites, in multiples of the logical capacity. Default: 2.
-        overwrites: f64,
-    },
-}
-
-impl FromStr for Precondition {
-    type Err = String;
-
-    /// `seq-fill`, `random-fill`, `steady-state` or `steady-state:N` (N overwrites).
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s.split_once(':') {
-            None if s == "seq-fill" => Ok(Precondition::SeqFill),
-            None if s == "random-fill" => Ok(Precondition::RandomFill),
-            None if s == "steady-state" => Ok(Precondition::SteadyState { overwrites: 2.0 }),
-            Some(("steady-state", n)) => match n.parse::<f64>() {
-                Ok(v) if v.is_finite() && v > 0.0 && v <= 100.0 => {
-                    Ok(Precondition::SteadyState { overwrites: v })
-                }
-                _ => Err(format!("steady-state:N needs N between 0 and 100 overwrites (got {n:?})")),
-            },
-            _ => {
-                Err(format!("unknown precondition {s:?}: expected seq-fill, random-fill or steady-state[:N]"))
-            }
-        }
-    }
-}
-
-impl Ftl {
-    /// Ages this (fresh) device as `kind` says, without simulating time. `progress(done, total)`
-    /// reports units written.
-    ///
-    /// # Panics
-    /// If the device has served any I/O already (precondition fresh devices only), or if the
-    /// page store fails (preconditioning is meant for in-memory stores).
-    pub fn precondition(&self, kind: Precondition, progress: &mut dyn FnMut(u64, u64)) {
-        let i = &*self.inner;
-        assert_eq!(i.stats.borrow().host_units_written, 0, "precondition a fresh device");
-        let logical = i.logical as u64;
-        let overwrites = match kind {
-            Precondition::SteadyState { overwrites } => (overwrites * logical as f64) as u64,
-            _ => 0,
-        };
-        let total = logical + overwrites;
-        let mut writer = Writer::new(i);
-        let order = Order::new(logical, kind == Precondition::SeqFill, &mut i.rng.borrow_mut());
-        for k in 0..logical {
-            writer.push(Lpn(order.at(k) as u32));
-            if k % (1 << 20) == 0 {
-                progress(k, total);
-            }
-        }
-        for k in 0..overwrites {
-            let lpn = i.rng.borrow_mut().random_range(0..i.logical);
-            writer.push(Lpn(lpn));
-            if k % (1 << 20) == 0 {
-                progress(logical + k, total);
-            }
-        }
-        writer.flush();
-        i.write_all_translation_pages(FastGc::AsTimed)
-            .unwrap_or_else(|e| panic!("{PRECONDITION_FAILED}: {e}"));
-        *i.stats.borrow_mut() = FtlStats::default();
-        progress(total, total);
-    }
-}
-
-/// What preconditioning panics with when the page store fails or the device is too full.
-const PRECONDITION_FAILED: &str = "preconditioning failed";
-
-/// A permutation of `0..n`: the identity, or `(a * k + b) mod n` with `a` coprime to `n`
-/// (a cheap random order that needs no table).
-struct Order {
-    n: u64,
-    a: u64,
-    b: u64,
-}
-
-impl Order {
-    fn new(n: u64, sequential: bool, rng: &mut sim::SimRng) -> Self {
-        if sequential || n < 2 {
-            return Order { n, a: 1, b: 0 };
-        }
-        let mut a = rng.random_range(n / 3..n) | 1;
-        while gcd(a, n) != 1 {
-            a += 2;
-        }
-        Order { n, a, b: rng.random_range(0..n) }
-    }
-
-    fn at(&self, k: u64) -> u64 {
-        ((self.a as u128 * k as u128 + self.b as u128) % self.n as u128) as u64
-    }
-}
-
-fn gcd(mut a: u64, mut b: u64) -> u64 {
-    while b != 0 {
-        (a, b) = (b, a % b);
-    }
-    a
-}
+use crate::ftl::precondition::PreconditionError;
+use crate::ftl::state::FtlInner;
 
 /// Packs written units into pages, as the cache's write-back does.
-struct Writer<'a> {
+pub(crate) struct Writer<'a> {
     ftl: &'a FtlInner,
     pending: Vec<Lpn>,
     /// What every preconditioned unit holds: zeroes, or (metadata-only) tag 0.
@@ -138,33 +20,33 @@ struct Writer<'a> {
 }
 
 impl<'a> Writer<'a> {
-    fn new(ftl: &'a FtlInner) -> Self {
+    pub(crate) fn new(ftl: &'a FtlInner) -> Self {
         let tag = UnitData::zero(ftl.payload, ftl.unit_bytes).tag();
         Writer { ftl, pending: Vec::with_capacity(16), tag }
     }
 
-    fn push(&mut self, lpn: Lpn) {
+    pub(crate) fn push(&mut self, lpn: Lpn) -> Result<(), PreconditionError> {
         if self.pending.contains(&lpn) {
-            self.flush(); // a unit written twice in one page: the second copy goes in the next
+            self.flush()?; // a unit written twice in one page: the second copy goes in the next
         }
         self.pending.push(lpn);
-        if self.pending.len() == self.ftl.geo.units_per_page() as usize {
-            self.flush();
-        }
         self.ftl.stats.borrow_mut().host_units_written += 1;
+        if self.pending.len() == self.ftl.geo.units_per_page() as usize {
+            self.flush()?;
+        }
+        Ok(())
     }
 
-    fn flush(&mut self) {
+    pub(crate) fn flush(&mut self) -> Result<(), PreconditionError> {
         if !self.pending.is_empty() {
             let units: Vec<FastUnit<'_>> = self
                 .pending
                 .drain(..)
                 .map(|lpn| FastUnit { lpn, tag: self.tag, born: 0, bytes: None })
                 .collect();
-            self.ftl
-                .fast_write(Stream::User, None, &units, FastGc::AsTimed)
-                .unwrap_or_else(|e| panic!("{PRECONDITION_FAILED}: {e}"));
+            self.ftl.fast_write(Stream::User, None, &units, FastGc::AsTimed)?;
         }
+        Ok(())
     }
 }
 
@@ -176,7 +58,7 @@ impl FtlInner {
         plane: Option<u32>,
         units: &[FastUnit<'_>],
         gc: FastGc,
-    ) -> io::Result<()> {
+    ) -> Result<(), PreconditionError> {
         let page = self.fast_page(stream, plane, gc)?;
         let mut oob = Oob::empty(self.geo.units_per_page());
         for (s, u) in units.iter().enumerate() {
@@ -193,7 +75,7 @@ impl FtlInner {
             page
         });
         self.fil.array().borrow_mut().program(page, &oob, data.as_deref())?;
-        self.blocks.borrow_mut().done_pending(self.geo.block_of(page));
+        self.blocks.borrow_mut().done_pending(self.geo.block_of(page), 1);
         for (s, u) in units.iter().enumerate() {
             let new = self.geo.unit_addr(page, s as u32);
             if u.lpn.0 >= TRANSLATION_LPN_BASE {
@@ -226,7 +108,12 @@ impl FtlInner {
     }
 
     /// The next page of `stream`, collecting garbage where `gc` says.
-    fn fast_page(&self, stream: Stream, plane: Option<u32>, gc: FastGc) -> io::Result<PageIdx> {
+    fn fast_page(
+        &self,
+        stream: Stream,
+        plane: Option<u32>,
+        gc: FastGc,
+    ) -> Result<PageIdx, PreconditionError> {
         let hard = self.cfg.gc.hard_free;
         for _ in 0..2 {
             let got = {
@@ -250,10 +137,7 @@ impl FtlInner {
                 self.fast_gc(p)?;
             }
         }
-        Err(io::Error::new(
-            io::ErrorKind::StorageFull,
-            format!("no free {stream:?} page even after GC (the device is too full to rewrite its mapping)"),
-        ))
+        Err(PreconditionError::TooFull(format!("no free {stream:?} page even after GC")))
     }
 
     /// Collects `plane` until it has its background threshold of free blocks. Units move as a
@@ -261,7 +145,7 @@ impl FtlInner {
     /// stores) their bytes; translation pages one per page. Stops early when a collection
     /// programs a whole block's worth of pages, since it gained nothing (a nearly full victim,
     /// or translation pages moving one per page): collecting on would never end.
-    fn fast_gc(&self, plane: u32) -> io::Result<()> {
+    fn fast_gc(&self, plane: u32) -> Result<(), PreconditionError> {
         let soft = self.cfg.gc.soft(self.geo.blocks);
         let upp = self.geo.units_per_page();
         while self.blocks.borrow().free_count(plane) < soft {
@@ -321,31 +205,47 @@ impl FtlInner {
     }
 
     /// Writes every translation page (DFTL) from the map in DRAM, untimed, and marks every
-    /// cached segment clean; then again each page that GC made room for the others by moving
-    /// some of its units. Returns the pages written.
-    pub(crate) fn write_all_translation_pages(&self, gc: FastGc) -> io::Result<u32> {
+    /// cached segment clean. Returns the pages written.
+    ///
+    /// GC moving data units puts their translation pages behind the map again, and a
+    /// translation page fills a page of its own: on a device whose victims are nearly full,
+    /// each rewrite would cost more pages than the collection that forced it freed, and
+    /// rewriting until every page is current would never end. So the space comes first: GC runs
+    /// before any page is written, only as far as needed to hold them all, and the writes then
+    /// take free pages without collecting.
+    pub(crate) fn write_all_translation_pages(&self) -> Result<u32, PreconditionError> {
         let Some(d) = &self.dftl else { return Ok(0) };
         let tpages = d.borrow().tpages();
-        for t in 0..tpages {
-            self.write_tpage_now(t, gc)?;
-        }
-        let mut written = tpages;
-        loop {
-            let next = d.borrow().next_pending(0);
-            let Some(t) = next else { break };
-            if written >= 4 * tpages {
-                return Err(io::Error::other(
-                    "the translation pages did not settle: GC kept moving their units",
-                ));
+        if self.mapping_room() < tpages as u64 {
+            for p in 0..self.blocks.borrow().planes() {
+                self.fast_gc(p)?;
             }
-            self.write_tpage_now(t, gc)?;
-            written += 1;
         }
-        Ok(written)
+        let room = self.mapping_room();
+        if room < tpages as u64 {
+            return Err(PreconditionError::TooFull(format!(
+                "its {tpages} translation pages need as many free pages, but GC leaves room for {room}"
+            )));
+        }
+        for t in 0..tpages {
+            self.write_tpage_now(t)?;
+        }
+        let behind = d.borrow().pending;
+        assert_eq!(behind, 0, "{behind} translation pages fell behind the map without GC");
+        Ok(tpages)
+    }
+
+    /// Pages the mapping stream can take without GC: free blocks beyond the one each plane
+    /// keeps for it, whole (an open mapping block's rest is not counted).
+    fn mapping_room(&self) -> u64 {
+        let blocks = self.blocks.borrow();
+        let keep = crate::ftl::alloc::keep(Stream::Mapping, self.cfg.gc.hard_free);
+        let free: u64 = (0..blocks.planes()).map(|p| blocks.free_count(p).saturating_sub(keep) as u64).sum();
+        free * self.geo.pages as u64
     }
 
     /// Writes translation page `t` from the map in DRAM, untimed.
-    fn write_tpage_now(&self, t: u32, gc: FastGc) -> io::Result<()> {
+    fn write_tpage_now(&self, t: u32) -> Result<(), PreconditionError> {
         let d = self.dftl.as_ref().expect("translation pages under DFTL");
         let per = d.borrow().entries_per_tpage as usize;
         {
@@ -363,7 +263,7 @@ impl FtlInner {
             born: 0,
             bytes: bytes.as_deref(),
         };
-        self.fast_write(Stream::Mapping, None, &[unit], gc)?;
+        self.fast_write(Stream::Mapping, None, &[unit], FastGc::WhenFull)?;
         if let Some(on_flash) = d.borrow_mut().on_flash.as_mut() {
             on_flash[t as usize * per..t as usize * per + raw.len()].copy_from_slice(&raw);
         }
@@ -389,32 +289,4 @@ struct FastUnit<'a> {
     born: u64,
     /// Its bytes (payload stores), placed from the start of its slot; `None`: zeroes.
     bytes: Option<&'a [u8]>,
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use rand::SeedableRng;
-
-    #[test]
-    fn random_order_is_a_permutation() {
-        let mut rng = sim::SimRng::seed_from_u64(3);
-        for n in [1u64, 2, 10, 97, 1000, 4096] {
-            let o = Order::new(n, false, &mut rng);
-            let mut seen = vec![false; n as usize];
-            for k in 0..n {
-                let v = o.at(k) as usize;
-                assert!(!seen[v], "n={n}: {v} twice");
-                seen[v] = true;
-            }
-        }
-    }
-
-    #[test]
-    fn parses_kinds() {
-        assert_eq!("seq-fill".parse(), Ok(Precondition::SeqFill));
-        assert_eq!("steady-state:3.5".parse(), Ok(Precondition::SteadyState { overwrites: 3.5 }));
-        assert!("steady-state:-1".parse::<Precondition>().is_err());
-        assert!("aged".parse::<Precondition>().is_err());
-    }
 }
