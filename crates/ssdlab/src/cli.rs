@@ -276,13 +276,38 @@ pub enum AlignArg {
     Split,
 }
 
+/// How to age a device before a run.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub enum Ageing {
+    /// A factory-fresh device.
+    None,
+    /// The fast preconditioner.
+    Fast(Precondition),
+}
+
+impl std::str::FromStr for Ageing {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "none" => Ok(Ageing::None),
+            _ => s.parse().map(Ageing::Fast).map_err(|e: String| e.replace("expected ", "expected none, ")),
+        }
+    }
+}
+
+/// What a run ages the device to when neither `--precondition` nor `--state` says.
+pub const DEFAULT_AGEING: Precondition = Precondition::SteadyState { overwrites: 2.0 };
+
 /// The state a run starts from.
 #[derive(Args, Debug, Default)]
 pub struct StartArgs {
-    /// Age the device before the run, without simulating time: seq-fill, random-fill,
-    /// steady-state (a random fill plus 2x capacity of random overwrites) or steady-state:N.
+    /// Age the device before the run, without simulating time: steady-state (the default: a
+    /// random fill plus 2x its capacity of random overwrites, GC running as it would),
+    /// steady-state:N, seq-fill, random-fill, or none (a factory-fresh device: reads of
+    /// unwritten data complete without touching flash).
     #[arg(long, value_name = "KIND", conflicts_with = "state")]
-    pub precondition: Option<Precondition>,
+    pub precondition: Option<Ageing>,
     /// Start from a device saved by `ssdlab age --out FILE` (its configuration is used unless
     /// a device is named, which must then match it).
     #[arg(long, value_name = "FILE")]

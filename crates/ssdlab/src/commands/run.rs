@@ -15,7 +15,7 @@ use sim::trace::{Trace, TraceWindow};
 use sim::{SimDuration, SimTime};
 use ssdlab::{CsvRequests, Start};
 
-use crate::cli::{CommonArgs, JobArgs, OutputArgs, RunArgs, StartArgs};
+use crate::cli::{Ageing, CommonArgs, DEFAULT_AGEING, JobArgs, OutputArgs, RunArgs, StartArgs};
 use crate::device;
 use crate::progress::Progress;
 
@@ -46,7 +46,23 @@ pub(crate) fn execute(
 ) -> Result<()> {
     let (mut cfg, start) = match &start.state {
         Some(path) => from_snapshot(path, device, start.allow_config_change)?,
-        None => (device::load(device)?, start.precondition.map_or(Start::Fresh, Start::Precondition)),
+        None => {
+            let cfg = device::load(device)?;
+            let start = match start.precondition {
+                Some(Ageing::None) => Start::Fresh,
+                Some(Ageing::Fast(kind)) => Start::Precondition(kind),
+                None => {
+                    eprintln!(
+                        "ageing {} to GC steady state first ({}: a random fill, then random overwrites \
+                         of twice its capacity, untimed); --precondition none starts from a fresh device",
+                        cfg.name,
+                        ssdlab::describe(DEFAULT_AGEING)
+                    );
+                    Start::Precondition(DEFAULT_AGEING)
+                }
+            };
+            (cfg, start)
+        }
     };
     cfg.ftl.bypass |= ftl_bypass;
     let store = device::store(common)?;

@@ -118,3 +118,25 @@ fn run_shows_the_breakdown_and_saves_series_and_per_request_lines() {
     assert!(report["wear"]["histogram"].as_array().unwrap().len() > 1);
     assert_eq!(report["ops"]["read"]["latency_cdf_ns"].as_array().unwrap().len(), 106);
 }
+
+/// Issue 14: `ssdlab run` on its defaults read data that was never written (most requests
+/// completed without a flash operation, WAF 0.00). A run now ages the device to GC steady state
+/// first unless told otherwise, and says so on its first line; `--precondition none` starts
+/// from a fresh device as before.
+#[test]
+fn run_ages_the_device_unless_told_not_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = device_file(dir.path(), SMALL);
+    let cfg = cfg.to_str().unwrap();
+    let aged = crate::ssdlab(&["run", cfg, "--rw", "randrw", "--number-ios", "3000", "--numjobs", "1"]);
+    assert!(aged.status.success());
+    let (err, out) = (String::from_utf8_lossy(&aged.stderr), String::from_utf8_lossy(&aged.stdout));
+    assert!(err.lines().next().unwrap().starts_with("ageing small to GC steady state first"), "{err}");
+    assert!(out.contains("started from: steady-state:2 (fast path)"), "{out}");
+    assert!(!out.contains("WAF 0.00"), "writes reach flash: {out}");
+    let fresh = ok(&["run", cfg, "--precondition", "none", "--rw", "randread", "--number-ios", "300"]);
+    assert!(!fresh.contains("started from"), "a fresh device: {fresh}");
+    let bad = crate::ssdlab(&["run", cfg, "--precondition", "old"]);
+    let e = String::from_utf8_lossy(&bad.stderr);
+    assert!(!bad.status.success() && e.contains("expected none, seq-fill"), "{e}");
+}

@@ -11,7 +11,18 @@ use crate::{fails, ok};
 /// Runs a short fio-like job on pipessd and returns its report file.
 fn report(dir: &Path, name: &str, extra: &[&str]) -> PathBuf {
     let path = dir.join(name);
-    let mut args = vec!["run", "pipessd", "--rw", "randread", "--number-ios", "300", "--numjobs", "1"];
+    let mut args = vec![
+        "run",
+        "--precondition",
+        "none",
+        "pipessd",
+        "--rw",
+        "randread",
+        "--number-ios",
+        "300",
+        "--numjobs",
+        "1",
+    ];
     args.extend_from_slice(extra);
     args.extend_from_slice(&["--json", path.to_str().unwrap()]);
     ok(&args);

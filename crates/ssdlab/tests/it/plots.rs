@@ -121,7 +121,7 @@ fn replay_with_plot_draws_the_trace_run() {
     let figs = tmp.path().join("figs");
     #[rustfmt::skip]
     let (_, stderr) = run(&[
-        "replay", trace.to_str().unwrap(), cfg.to_str().unwrap(), "--plot", figs.to_str().unwrap(), "--interval", "1ms",
+        "replay", "--precondition", "none", trace.to_str().unwrap(), cfg.to_str().unwrap(), "--plot", figs.to_str().unwrap(), "--interval", "1ms",
     ]);
     assert!(stderr.contains("plots: 12 files in"), "{stderr}");
     check_png(&figs.join("throughput.png"));
@@ -134,6 +134,8 @@ fn figures_without_data_are_skipped_with_reasons() {
     let json = tmp.path().join("r.json");
     run(&[
         "run",
+        "--precondition",
+        "none",
         "pipessd",
         "--rw",
         "randread",
@@ -180,7 +182,7 @@ fn degenerate_runs_still_draw() {
     let figs = tmp.path().join("figs");
     #[rustfmt::skip]
     let (_, stderr) = run(&[
-        "run", "pipessd", "--rw", "randrw", "--number-ios", "5", "--numjobs", "1", "--iodepth", "1",
+        "run", "--precondition", "none", "pipessd", "--rw", "randrw", "--number-ios", "5", "--numjobs", "1", "--iodepth", "1",
         "--plot", figs.to_str().unwrap(),
     ]);
     assert!(stderr.contains("plots: 12 files in"), "{stderr}");
@@ -208,11 +210,24 @@ fn bad_reports_and_directories_fail_with_one_line() {
     assert!(e.contains("other.json") && e.contains("ssdlab.report/0"), "{e}");
     // --out names a file.
     let json = tmp.path().join("r.json");
-    run(&["run", "pipessd", "--number-ios", "20", "--numjobs", "1", "--json", json.to_str().unwrap()]);
+    run(&[
+        "run",
+        "--precondition",
+        "none",
+        "pipessd",
+        "--number-ios",
+        "20",
+        "--numjobs",
+        "1",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
     let e = fails(&["plot", json.to_str().unwrap(), "--out", garbage.to_str().unwrap()]);
     assert!(e.contains("garbage.json is not a directory"), "{e}");
     let e = fails(&[
         "run",
+        "--precondition",
+        "none",
         "pipessd",
         "--number-ios",
         "20",

@@ -33,8 +33,15 @@ fn shared_traces_replay_in_both_modes_on_pipessd() {
         let mut sim_times = Vec::new();
         for mode in [["--mode", "timed"], ["--mode", "closed"]] {
             let json = dir.path().join("r.json");
-            let mut args =
-                vec!["replay", trace.to_str().unwrap(), "pipessd", "--json", json.to_str().unwrap()];
+            let mut args = vec![
+                "replay",
+                "--precondition",
+                "none",
+                trace.to_str().unwrap(),
+                "pipessd",
+                "--json",
+                json.to_str().unwrap(),
+            ];
             args.extend(mode);
             let out = ok(&args);
             assert!(out.contains(&format!("{records} records")), "{out}");
@@ -74,7 +81,15 @@ fn a_hand_written_trace_counts_every_adjustment() {
     ];
     std::fs::write(&trace, lines.join("\r\n")).unwrap();
     let json = dir.path().join("r.json");
-    ok(&["replay", trace.to_str().unwrap(), cfg.to_str().unwrap(), "--json", json.to_str().unwrap()]);
+    ok(&[
+        "replay",
+        "--precondition",
+        "none",
+        trace.to_str().unwrap(),
+        cfg.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
     let rp = report(&json)["replay"].clone();
     assert_eq!(rp["format"], "mqsim");
     assert_eq!(rp["records"], 5);
@@ -88,6 +103,8 @@ fn a_hand_written_trace_counts_every_adjustment() {
     // Split instead of widen: the unaligned write becomes head, aligned middle and tail.
     ok(&[
         "replay",
+        "--precondition",
+        "none",
         trace.to_str().unwrap(),
         cfg.to_str().unwrap(),
         "--align",
@@ -111,6 +128,8 @@ fn speed_scales_time_and_bad_lines_stop_or_are_skipped() {
     let sim_time = |speed: &str| {
         ok(&[
             "replay",
+            "--precondition",
+            "none",
             trace.to_str().unwrap(),
             cfg.to_str().unwrap(),
             "--speed",
@@ -128,6 +147,8 @@ fn speed_scales_time_and_bad_lines_stop_or_are_skipped() {
     assert!(e.contains("t.spc:101") && e.contains("x1"), "{e}");
     ok(&[
         "replay",
+        "--precondition",
+        "none",
         trace.to_str().unwrap(),
         cfg.to_str().unwrap(),
         "--skip-bad-lines",
@@ -139,6 +160,8 @@ fn speed_scales_time_and_bad_lines_stop_or_are_skipped() {
     // `run --trace` is the same replay; it refuses workload flags.
     let out = ok(&[
         "run",
+        "--precondition",
+        "none",
         cfg.to_str().unwrap(),
         "--trace",
         trace.to_str().unwrap(),

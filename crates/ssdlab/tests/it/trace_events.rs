@@ -97,7 +97,7 @@ fn trace_events_load_as_a_chrome_trace() {
     // A time window: nothing outside it but the late spans of requests it followed.
     #[rustfmt::skip]
     ok(&[
-        "run", cfg.to_str().unwrap(), "--rw", "randwrite", "--number-ios", "2000",
+        "run", "--precondition", "none", cfg.to_str().unwrap(), "--rw", "randwrite", "--number-ios", "2000",
         "--trace-events", path.to_str().unwrap(), "--trace-from", "2ms", "--trace-until", "3ms",
         "--trace-requests", "100000",
     ]);
