@@ -14,6 +14,27 @@ use mimalloc::MiMalloc;
 /// Blocks up to this size go to mimalloc.
 const SMALL: usize = 256 << 10;
 
+/// Blocks from this size up are tables a big device indexes at random (the mapping table, the
+/// array's unit table and tags): they ask for transparent huge pages, so that a random access
+/// costs a cache miss but rarely a page-table walk as well.
+const HUGE: usize = 64 << 20;
+
+/// Asks for huge pages on the 2 MiB-aligned part of the block at `ptr` (advice only: nothing
+/// changes if the kernel declines).
+fn advise_huge(ptr: *mut u8, size: usize) {
+    if ptr.is_null() || size < HUGE {
+        return;
+    }
+    const PAGE: usize = 2 << 20;
+    let start = (ptr as usize).next_multiple_of(PAGE);
+    let end = (ptr as usize + size) / PAGE * PAGE;
+    if end > start {
+        // SAFETY: the range lies inside a block this allocator just handed out; MADV_HUGEPAGE
+        // changes how the kernel backs it, never its contents.
+        unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
+    }
+}
+
 /// Small blocks to mimalloc, large ones to the system allocator; a block is freed by the
 /// allocator its size says, which is the one that allocated it (the layout is the same).
 pub struct Split;
@@ -28,13 +49,27 @@ fn small(size: usize) -> bool {
 unsafe impl GlobalAlloc for Split {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: the caller's layout contract passes through.
-        unsafe { if small(layout.size()) { MiMalloc.alloc(layout) } else { System.alloc(layout) } }
+        unsafe {
+            if small(layout.size()) {
+                MiMalloc.alloc(layout)
+            } else {
+                let p = System.alloc(layout);
+                advise_huge(p, layout.size());
+                p
+            }
+        }
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         // SAFETY: as for `alloc`.
         unsafe {
-            if small(layout.size()) { MiMalloc.alloc_zeroed(layout) } else { System.alloc_zeroed(layout) }
+            if small(layout.size()) {
+                MiMalloc.alloc_zeroed(layout)
+            } else {
+                let p = System.alloc_zeroed(layout);
+                advise_huge(p, layout.size());
+                p
+            }
         }
     }
 
@@ -51,7 +86,11 @@ unsafe impl GlobalAlloc for Split {
         unsafe {
             match (small(layout.size()), small(new_size)) {
                 (true, true) => MiMalloc.realloc(ptr, layout, new_size),
-                (false, false) => System.realloc(ptr, layout, new_size),
+                (false, false) => {
+                    let p = System.realloc(ptr, layout, new_size);
+                    advise_huge(p, new_size);
+                    p
+                }
                 _ => {
                     let new_layout = Layout::from_size_align_unchecked(new_size, layout.align());
                     let new = self.alloc(new_layout);

@@ -36,7 +36,10 @@ impl MetaStore {
 impl PageStore for MetaStore {
     fn program(&mut self, page: PageIdx, oob: &Oob, _data: Option<&[u8]>) -> io::Result<()> {
         let base = page.idx() * self.upp;
-        self.tags[base..base + self.upp].copy_from_slice(oob.tags());
+        // A few tags: an element loop, not a call to memcpy.
+        for (t, &v) in self.tags[base..base + self.upp].iter_mut().zip(oob.tags()) {
+            *t = v;
+        }
         Ok(())
     }
 
