@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 use nicfs::crashcheck::{CrashConfig, CrashReport, run_seed};
-use nicfs::mount::{comm_path, open_or_create_comm, open_pm};
+use nicfs::mount::{ImageLock, comm_path, open_or_create_comm, open_pm};
 use nicfs::mpcheck::{AckArray, run_worker};
 use nicfs_backend::{Backend, BackendConfig};
 use nicfs_comm::CommRegion;
@@ -165,11 +165,14 @@ fn load_backend_cfg(path: &Option<PathBuf>) -> Result<BackendConfig> {
     Ok(cfg)
 }
 
+/// Locks the image, then recovers it and starts the back end. The lock is held for as long as
+/// the returned [`ImageLock`] lives: drop it after stopping the back end.
 pub(crate) fn start_backend(
     pm: &std::path::Path,
     cfg: BackendConfig,
     timed: bool,
-) -> Result<(Backend, Arc<CommRegion>)> {
+) -> Result<(Backend, ImageLock)> {
+    let lock = ImageLock::acquire(pm, false)?;
     let host = open_pm(pm, timed.then(CostModel::default))?;
     let comm = Arc::new(open_or_create_comm(pm)?);
     let be = Backend::start(host, comm.clone(), cfg).context("starting the back end")?;
@@ -185,7 +188,7 @@ pub(crate) fn start_backend(
     for e in &r.errors {
         eprintln!("nicfs: recovery: {e}");
     }
-    Ok((be, comm))
+    Ok((be, lock))
 }
 
 fn attach(pm: &std::path::Path) -> Result<Client> {
@@ -210,6 +213,7 @@ pub fn run(cli: Cli) -> Result<()> {
                 (None, Some(s)) => FormatConfig::for_size(parse_size(&s)?),
                 (None, None) => FormatConfig::default(),
             };
+            let _lock = ImageLock::acquire(&pm, true)?;
             let map = MappedFile::create(&pm, cfg.size_bytes)?;
             let fast = FastPm::new(map);
             let uuid = nicfs_comm::mono_ns() ^ (std::process::id() as u64) << 32;
@@ -229,7 +233,7 @@ pub fn run(cli: Cli) -> Result<()> {
         }
         Cmd::Daemon { pm, config, timed } => {
             install_signals();
-            let (be, _comm) = start_backend(&pm, load_backend_cfg(&config)?, timed)?;
+            let (be, _lock) = start_backend(&pm, load_backend_cfg(&config)?, timed)?;
             eprintln!("nicfs: back end running (pid {}); Ctrl-C to stop", std::process::id());
             while !STOP.load(Ordering::SeqCst) {
                 std::thread::sleep(std::time::Duration::from_millis(100));
@@ -252,6 +256,7 @@ pub fn run(cli: Cli) -> Result<()> {
             }
         }
         Cmd::Fsck { pm, repair } => {
+            let _lock = ImageLock::acquire(&pm, false)?;
             let host = open_pm(&pm, None)?;
             if repair {
                 let comm = Arc::new(CommRegion::anonymous()?);
