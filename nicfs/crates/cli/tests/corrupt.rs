@@ -103,6 +103,28 @@ fn corrupt_log_payload_is_reported() {
     assert!(err.contains("payload checksum"), "{err}");
 }
 
+/// Regression (issue 18): directory entries had no checksum; a flipped bit renamed `paced3`
+/// to `pabed3` and fsck found 0 problems.
+#[test]
+fn regression_issue_18_a_flipped_bit_in_a_file_name_is_a_problem() {
+    let (mut img, _) = populated();
+    let pm: SharedPm = Arc::new(CrashPm::from_image(img.clone()));
+    let space = Space::open(pm).unwrap();
+    let root = nicfs_store::read_inode(&space, nicfs_layout::ROOT_INO).unwrap();
+    let (slot, d) = nicfs_store::dir_entries(&space, &root)
+        .unwrap()
+        .into_iter()
+        .find(|(_, d)| d.name == b"d")
+        .expect("/d exists");
+    assert_eq!(d.name, b"d");
+    // The name starts 12 bytes into the slot; 'd' ^ 0x02 = 'f', still a valid name.
+    img[slot.get() as usize + 12] ^= 0x02;
+    let space = Space::open(Arc::new(CrashPm::from_image(img))).unwrap();
+    let f = fsck(&space);
+    assert!(!f.is_clean(), "a renamed entry went unnoticed");
+    assert!(f.problems.iter().any(|p| p.contains("checksum")), "{:?}", f.problems);
+}
+
 #[test]
 fn random_corruption_never_panics() {
     let (img, geo) = populated();
