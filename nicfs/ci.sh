@@ -78,6 +78,22 @@ for seed in $FSX_SEEDS; do
 done
 echo "fsx: $FSX_PASS passed, 0 failed"
 
+step "a full file system: dd gets ENOSPC and the file holds exactly what dd was told was written"
+set +e
+dd if=/dev/zero of="$MNT/fill" bs=1M count=400 2>/tmp/nicfs-dd.log
+DD_RC=$?
+set -e
+COPIED=$(grep -o '^[0-9]* bytes' /tmp/nicfs-dd.log | cut -d' ' -f1)
+SIZE=$(stat -c %s "$MNT/fill")
+echo "dd exit $DD_RC, reported $COPIED bytes, file holds $SIZE bytes"
+if [ "$DD_RC" -eq 0 ] || [ "$COPIED" != "$SIZE" ] || ! grep -q "No space left" /tmp/nicfs-dd.log; then
+    cat /tmp/nicfs-dd.log; exit 1
+fi
+rm "$MNT/fill"
+if grep -q "rejected" /tmp/nicfs-ci-mount.log; then
+    grep "rejected" /tmp/nicfs-ci-mount.log | head; echo "the back end rejected acknowledged records"; exit 1
+fi
+
 step "fsck after the conformance runs"
 umount "$MNT"
 wait "$MOUNT_PID" || true

@@ -101,6 +101,7 @@ pub fn open_with(
         }
         report.rejected += sh.counters.rejected.load(Ordering::Relaxed) - before;
     }
+    sh.recount_reservations();
     for l in &sh.logs {
         if let Some(e) = l.error.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
             report.errors.push(format!("log {}: {e}", l.ls.index));

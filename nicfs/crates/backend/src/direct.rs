@@ -61,7 +61,18 @@ impl Link for DirectLink {
                 a.extend(inos);
                 Ok(Msg::new(MsgKind::Inodes, 0, &a))
             }
-            MsgKind::Goodbye => Ok(ok),
+            MsgKind::Reserve => {
+                let n = sh.grant_blocks(
+                    self.slot,
+                    args.first().copied().unwrap_or(0),
+                    args.get(1).copied().unwrap_or(0),
+                )?;
+                Ok(Msg::new(MsgKind::Ok, 0, &[n]))
+            }
+            MsgKind::Goodbye => {
+                sh.return_quota(self.slot);
+                Ok(ok)
+            }
             _ => Err(FsError::Invalid("unexpected request")),
         }
     }

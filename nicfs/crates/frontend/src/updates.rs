@@ -54,6 +54,11 @@ impl FileUpdates {
         self.truncs.retain(|(s, _)| *s >= head);
     }
 
+    /// Whether a truncation at or after `head` (not yet applied) is pending.
+    pub(crate) fn has_pending_trunc(&self, head: u64) -> bool {
+        self.truncs.iter().any(|(s, _)| *s >= head)
+    }
+
     /// Whether nothing is pending.
     pub(crate) fn is_empty(&self) -> bool {
         self.blocks.is_empty() && self.truncs.is_empty()

@@ -14,7 +14,11 @@ const STALE_NS: u64 = 2_000_000_000;
 
 impl Client {
     /// Runs `f` against the public space until it observes no concurrent patch of `ino`.
-    fn stable<R>(&self, ino: Ino, mut f: impl FnMut() -> Result<R, FsError>) -> Result<R, FsError> {
+    pub(crate) fn stable<R>(
+        &self,
+        ino: Ino,
+        mut f: impl FnMut() -> Result<R, FsError>,
+    ) -> Result<R, FsError> {
         let locks = self.comm.seqlocks();
         let mut last = None;
         for _ in 0..1000 {

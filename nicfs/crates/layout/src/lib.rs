@@ -39,6 +39,6 @@ pub use geometry::{FORMAT_VERSION, FormatConfig, Geometry, LogSpaceGeometry, SUP
 pub use inode::mode;
 pub use inode::{DIRECT_BLOCKS, INODE_SIZE, Inode, PTRS_PER_BLOCK};
 pub use journal::{JOURNAL_RECORD_SIZE, JournalHeader, split_record};
-pub use loghdr::{LOG_HEADER_SIZE, LogHeader, LogOp, SetAttrMask};
+pub use loghdr::{DIR_ENTRY_BLOCKS, LOG_HEADER_SIZE, LogHeader, LogOp, SetAttrMask};
 pub use logsuper::{LOG_HEAD_OFFSET, LOG_TAIL_OFFSET, LogSuper};
 pub use types::{BLOCK_SIZE, BlockNo, Ino, ROOT_INO};

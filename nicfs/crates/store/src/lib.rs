@@ -38,7 +38,7 @@ pub use dir::{dir_entries, dir_lookup};
 pub use error::FsError;
 pub use fasthash::{IntBuildHasher, IntHasher, IntMap, IntSet};
 pub use fsck::{FsckReport, fsck};
-pub use index::{bmap, file_block_count};
+pub use index::{blocks_to_map, bmap, file_block_count};
 pub use journal::{JournalStats, replay_journal};
 pub use line_cache::{LineCache, LineCacheStats};
 pub use logspace::LogSpace;
