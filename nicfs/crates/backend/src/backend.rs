@@ -47,7 +47,12 @@ pub fn open_with(
     replay_logs: bool,
 ) -> Result<(Arc<Shared>, RecoveryReport), FsError> {
     cfg.validate().map_err(|e| FsError::Backend(e.to_string()))?;
-    let host_space = Space::open(host.clone())?;
+    let (host_space, sb) = Space::open_checked(host.clone())?;
+    if let Some(e) = &sb.primary {
+        eprintln!(
+            "nicfs-backend: primary superblock unusable ({e}): using the backup; run `nicfs fsck --repair`"
+        );
+    }
     let geo = *host_space.geo_ref();
     let dma: SharedPm = Arc::new(DmaPm::new(host.clone(), cfg.dma.clone()));
     let mut report =

@@ -62,12 +62,14 @@ enum Cmd {
         #[arg(long)]
         with_daemon: bool,
     },
-    /// Check an image (read-only unless --repair, which runs recovery first).
+    /// Check an image; with --repair, repair it and replay the logs. Exit status: 0 clean,
+    /// 1 problems found and repaired, 4 problems left, 8 the check could not run.
     Fsck {
         /// The PM file.
         #[arg(long)]
         pm: PathBuf,
-        /// Replay the journal and logs before checking.
+        /// Repair what the check finds (superblock, journal, logs, tree, bitmaps), then replay
+        /// the logs.
         #[arg(long)]
         repair: bool,
     },
@@ -255,66 +257,7 @@ pub fn run(cli: Cli) -> Result<()> {
                 b.stop();
             }
         }
-        Cmd::Fsck { pm, repair } => {
-            let _lock = ImageLock::acquire(&pm, false)?;
-            let host = open_pm(&pm, None)?;
-            if repair {
-                let comm = Arc::new(CommRegion::anonymous()?);
-                let (_sh, r) = nicfs_backend::open(host.clone(), comm, BackendConfig::free())?;
-                println!(
-                    "recovery: journal applied {}, batches {:?}, rejected {}, errors {:?}",
-                    r.journal.applied, r.batches, r.rejected, r.errors
-                );
-            }
-            let space = Space::open(host.clone()).context("superblock")?;
-            let mut dirty = false;
-            for i in 0..space.geo_ref().log_spaces {
-                match LogSpace::open(&space, i) {
-                    Ok(ls) => {
-                        let (h, t) = (ls.head(host.as_ref()), ls.tail(host.as_ref()));
-                        if t > h {
-                            dirty = true;
-                            println!("log {i}: {} unapplied records (head {h}, tail {t})", t - h);
-                        }
-                        for s in h..t {
-                            if let Err(e) = ls
-                                .read_header(host.as_ref(), &space, s)
-                                .and_then(|hd| ls.read_payload(host.as_ref(), &hd))
-                            {
-                                println!("log {i}: {e}");
-                                dirty = true;
-                                break;
-                            }
-                        }
-                    }
-                    Err(e) => {
-                        println!("log {i}: {e}");
-                        dirty = true;
-                    }
-                }
-            }
-            let r = fsck(&space);
-            println!(
-                "fsck: {} inodes, {} directories, {} blocks in use, {} problems",
-                r.inodes,
-                r.dirs,
-                r.blocks,
-                r.problems.len()
-            );
-            for p in r.problems.iter().take(50) {
-                println!("  {p}");
-            }
-            if !r.is_clean() {
-                bail!(
-                    "file system has {} problems{}",
-                    r.problems.len(),
-                    if dirty { " (and unapplied logs: try --repair)" } else { "" }
-                );
-            }
-            if dirty {
-                println!("logs hold unapplied records; mounting (or fsck --repair) replays them");
-            }
-        }
+        Cmd::Fsck { pm, repair } => std::process::exit(crate::fsck::run(&pm, repair)),
         Cmd::Stat { pm } => {
             let host = open_pm(&pm, None)?;
             let space = Space::open(host.clone())?;

@@ -128,6 +128,34 @@ pub fn crash_format() -> FormatConfig {
     }
 }
 
+/// A populated image of [`crash_format`] for corruption tests: applied files and directories
+/// (`/d`, `/d/f0`, `/d/f2`..`/d/f5` of 5,000 + 3,000·i bytes of `i + 1`) plus records still
+/// pending in the log (a rename of `/d/f1` to `/g`, a truncation of `/d/f2` to 10 bytes, and
+/// "pending" written at offset 100 of `/d/f3`).
+pub fn populated_image() -> (Vec<u8>, nicfs_layout::Geometry) {
+    let fmt = crash_format();
+    let pm = Arc::new(CrashPm::new(fmt.size_bytes));
+    let geo = mkfs(pm.as_ref(), &fmt, 3).expect("mkfs");
+    let shared: SharedPm = pm.clone();
+    let comm = Arc::new(CommRegion::anonymous().expect("comm region"));
+    let (sh, _) = open(shared.clone(), comm.clone(), BackendConfig::free()).expect("back end");
+    let link = Box::new(DirectLink::new(sh, 0));
+    let fs = Fs::new(Client::attach_with(shared, comm, 0, link, FrontendConfig::default()).expect("attach"));
+    fs.mkdir("/d", 0o755).expect("mkdir");
+    for i in 0..6 {
+        let fd = fs.open(&format!("/d/f{i}"), OpenFlags::CREATE, 0o644).expect("create");
+        fs.pwrite(fd, &vec![i as u8 + 1; 5000 + i * 3000], 0).expect("write");
+        fs.close(fd).expect("close");
+    }
+    fs.client().sync_all().expect("sync");
+    fs.rename("/d/f1", "/g").expect("rename");
+    fs.truncate("/d/f2", 10).expect("truncate");
+    let fd = fs.open("/d/f3", OpenFlags::RDWR, 0).expect("open");
+    fs.pwrite(fd, b"pending", 100).expect("write");
+    std::mem::forget(fs); // leave the last records in the log
+    (pm.live_image(), geo)
+}
+
 fn summarize(t: &Tree) -> String {
     t.iter()
         .map(|(k, v)| match v {

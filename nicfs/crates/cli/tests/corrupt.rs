@@ -3,40 +3,14 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
-use nicfs::crashcheck::crash_format;
+use nicfs::crashcheck::populated_image as populated;
 use nicfs::model::read_tree;
 use nicfs::rng::Rng;
-use nicfs_backend::{BackendConfig, DirectLink, open};
+use nicfs_backend::{BackendConfig, open};
 use nicfs_comm::CommRegion;
-use nicfs_frontend::{Client, FrontendConfig, Fs, OpenFlags};
-use nicfs_layout::{BLOCK_SIZE, Geometry};
+use nicfs_layout::BLOCK_SIZE;
 use nicfs_pm::{CrashPm, Pm, PmAddr, SharedPm};
-use nicfs_store::{FsError, Space, fsck, mkfs};
-
-/// A populated image: applied files and directories plus records still pending in the log.
-fn populated() -> (Vec<u8>, Geometry) {
-    let fmt = crash_format();
-    let pm = Arc::new(CrashPm::new(fmt.size_bytes));
-    let geo = mkfs(pm.as_ref(), &fmt, 3).unwrap();
-    let shared: SharedPm = pm.clone();
-    let comm = Arc::new(CommRegion::anonymous().unwrap());
-    let (sh, _) = open(shared.clone(), comm.clone(), BackendConfig::free()).unwrap();
-    let link = Box::new(DirectLink::new(sh, 0));
-    let fs = Fs::new(Client::attach_with(shared, comm, 0, link, FrontendConfig::default()).unwrap());
-    fs.mkdir("/d", 0o755).unwrap();
-    for i in 0..6 {
-        let fd = fs.open(&format!("/d/f{i}"), OpenFlags::CREATE, 0o644).unwrap();
-        fs.pwrite(fd, &vec![i as u8 + 1; 5000 + i * 3000], 0).unwrap();
-        fs.close(fd).unwrap();
-    }
-    fs.client().sync_all().unwrap();
-    fs.rename("/d/f1", "/g").unwrap();
-    fs.truncate("/d/f2", 10).unwrap();
-    let fd = fs.open("/d/f3", OpenFlags::RDWR, 0).unwrap();
-    fs.pwrite(fd, b"pending", 100).unwrap();
-    std::mem::forget(fs); // leave the last records in the log
-    (pm.live_image(), geo)
-}
+use nicfs_store::{FsError, Space, fsck};
 
 /// Recovery + fsck + tree walk on an image; returns the recovery outcome.
 fn recover(img: Vec<u8>) -> Result<(), String> {

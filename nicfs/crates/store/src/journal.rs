@@ -78,6 +78,14 @@ pub struct JournalStats {
     pub torn: bool,
 }
 
+/// Discards whatever the journal holds by zeroing its header (an empty journal). For `fsck
+/// --repair` when the header itself is corrupt and nothing in the journal can be trusted.
+pub fn reset_journal(pm: &dyn Pm, geo: &Geometry) {
+    pm.store(hdr_addr(geo), &[0u8; 64]);
+    pm.flush(hdr_addr(geo), 64);
+    pm.fence();
+}
+
 /// Whether a journal record may target `addr`: metadata regions and log head lines only.
 fn legal_target(geo: &Geometry, addr: u64) -> bool {
     if !addr.is_multiple_of(64) {
