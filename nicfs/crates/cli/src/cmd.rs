@@ -61,6 +61,10 @@ enum Cmd {
         /// Run the back end inside this process too.
         #[arg(long)]
         with_daemon: bool,
+        /// How long calls wait for a back end that died to be restarted before failing with
+        /// EIO, in ms (reads of applied data do not wait).
+        #[arg(long, default_value_t = FrontendConfig::default().backend_wait_ms)]
+        backend_wait_ms: u64,
     },
     /// Check an image; with --repair, repair it and replay the logs. Exit status: 0 clean,
     /// 1 problems found and repaired, 4 problems left, 8 the check could not run.
@@ -193,11 +197,11 @@ pub(crate) fn start_backend(
     Ok((be, lock))
 }
 
-fn attach(pm: &std::path::Path) -> Result<Client> {
+fn attach(pm: &std::path::Path, cfg: FrontendConfig) -> Result<Client> {
     let host = open_pm(pm, None)?;
     let comm =
         Arc::new(CommRegion::open(&comm_path(pm)).context("no comm region: is `nicfs daemon` running?")?);
-    Ok(Client::attach(host, comm, FrontendConfig::default())?)
+    Ok(Client::attach(host, comm, cfg)?)
 }
 
 /// Runs a parsed command line.
@@ -242,10 +246,10 @@ pub fn run(cli: Cli) -> Result<()> {
             }
             be.stop();
         }
-        Cmd::Mount { pm, mountpoint, with_daemon } => {
+        Cmd::Mount { pm, mountpoint, with_daemon, backend_wait_ms } => {
             let be =
                 if with_daemon { Some(start_backend(&pm, BackendConfig::default(), false)?) } else { None };
-            let client = attach(&pm)?;
+            let client = attach(&pm, FrontendConfig { backend_wait_ms, ..FrontendConfig::default() })?;
             eprintln!(
                 "nicfs: mounted {} on {} (log space {})",
                 pm.display(),
@@ -298,7 +302,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Cmd::Mpcheck { workers, mode, ops, seed } => crate::mp::mpcheck(workers, &mode, ops, seed)?,
         Cmd::MpWorker { pm, id, workers, mode, ops, seed } => {
             let mode = crate::mp::parse_mode(&mode)?;
-            let fs = Fs::new(attach(&pm)?);
+            let fs = Fs::new(attach(&pm, FrontendConfig::default())?);
             let acks = AckArray::open(&crate::mp::ack_path(&pm), false)?;
             let r = run_worker(&fs, &acks, id, workers, mode, ops, seed);
             println!("{}", serde_json::to_string(&r)?);

@@ -57,7 +57,7 @@ impl Client {
             .claim_slot(pid, space.geo_ref().log_spaces as usize)
             .ok_or_else(|| FsError::Backend("no free log space".into()))?;
         comm.slot(slot).resp.reset();
-        let link = Box::new(RingLink::new(comm.clone(), slot, cfg.request_timeout_ms));
+        let link = Box::new(RingLink::new(comm.clone(), slot, cfg.request_timeout_ms, cfg.backend_wait_ms));
         match Client::attach_with(pm, comm.clone(), slot as u32, link, cfg) {
             Ok(c) => Ok(c),
             Err(e) => {
@@ -146,7 +146,35 @@ impl Client {
         Ok(idx)
     }
 
+    /// Whether the back end is gone (its process died and no new one has started yet).
+    fn backend_down(&self) -> bool {
+        let pid = self.comm.backend_pid().load(Ordering::Acquire);
+        pid != 0 && !nicfs_comm::pid_alive(pid)
+    }
+
+    /// Whether `ino` can be read without a lease while the back end is down: no other front
+    /// end can have acknowledged updates of it that are not in the public space. That holds
+    /// when nobody else holds its write grant, or the other writer's grant has expired (so it
+    /// cannot start another write until a back end returns), it has no write in flight, and
+    /// its log is fully applied.
+    fn readable_without_lease(&self, ino: Ino) -> bool {
+        let table = self.comm.leases();
+        let Some(e) = table.find(ino.0 as u64).and_then(|i| table.entry(i)) else { return true };
+        let w = e.writer() & !nicfs_comm::REVOKED;
+        if w == 0 || w == self.slot as u64 + 1 {
+            return true;
+        }
+        let applied = LogSpace::open(&self.space, (w - 1) as u32)
+            .is_ok_and(|ls| ls.head(self.pm.as_ref()) >= ls.tail(self.pm.as_ref()));
+        e.expiry() <= nicfs_comm::mono_ns() && e.active_writes() == 0 && applied
+    }
+
     /// Runs `f` while holding leases `need` (each at least in the given mode).
+    ///
+    /// While the back end is down, read leases that cannot be had are not needed where
+    /// [`readable_without_lease`](Self::readable_without_lease) allows: reads of applied data
+    /// keep working. Cached views of such inodes are dropped first (no grant vouches for them).
+    /// Everything else waits for the back end (see `FrontendConfig::backend_wait_ms`).
     pub(crate) fn with_leases<R>(
         &self,
         st: &mut State,
@@ -159,6 +187,21 @@ impl Client {
                 Some(e) if m == LeaseMode::Write => e.1 = m,
                 Some(_) => {}
                 None => uniq.push((ino, m)),
+            }
+        }
+        let margin = self.cfg.lease_margin_ms * 1_000_000;
+        if uniq.iter().all(|&(_, m)| m == LeaseMode::Read) && self.backend_down() {
+            let held = |&(ino, m): &(Ino, LeaseMode)| {
+                st.leases.get(&ino).is_some_and(|&i| {
+                    self.comm.leases().entry(i).is_some_and(|e| e.allows(ino.0 as u64, self.slot, m, margin))
+                })
+            };
+            if !uniq.iter().all(held) && uniq.iter().all(|&(ino, _)| self.readable_without_lease(ino)) {
+                for (ino, _) in &uniq {
+                    st.inodes.remove(ino);
+                    st.dirs.remove(ino);
+                }
+                return f(self, st);
             }
         }
         let table = self.comm.leases();
@@ -409,6 +452,11 @@ impl Client {
 
 impl Drop for Client {
     fn drop(&mut self) {
+        // A dead back end cannot hear it (and waiting for a new one would stall the exit); the
+        // next back end reaps the slot once this process is gone.
+        if self.backend_down() {
+            return;
+        }
         let st = self.st.get_mut().unwrap_or_else(|e| e.into_inner());
         let _ = st.chan.call(MsgKind::Goodbye, &[]);
     }
