@@ -100,7 +100,8 @@ enum Cmd {
         /// Worker processes.
         #[arg(long, default_value_t = 4)]
         workers: u64,
-        /// `private` (one file each) or `shared` (one file, leases).
+        /// `private` (one file each), `shared` (one file, a region each, leases) or `overlap`
+        /// (one file, every worker writes the same blocks).
         #[arg(long, default_value = "shared")]
         mode: String,
         /// Operations per worker.

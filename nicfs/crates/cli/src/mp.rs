@@ -17,7 +17,8 @@ pub(crate) fn parse_mode(s: &str) -> Result<Mode> {
     match s {
         "private" => Ok(Mode::Private),
         "shared" => Ok(Mode::Shared),
-        other => bail!("unknown mode {other:?} (private or shared)"),
+        "overlap" => Ok(Mode::Overlap),
+        other => bail!("unknown mode {other:?} (private, shared or overlap)"),
     }
 }
 
