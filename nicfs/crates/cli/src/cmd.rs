@@ -94,6 +94,12 @@ enum Cmd {
         /// Operations per sequence.
         #[arg(long, default_value_t = 14)]
         ops: usize,
+        /// Front ends (1 or 2), each with its own log; operations go to one at random.
+        #[arg(long, default_value_t = 1)]
+        front_ends: usize,
+        /// Images per fence with lines persisted in part (8-byte granularity).
+        #[arg(long, default_value_t = 2)]
+        torn: usize,
     },
     /// Run the multi-process checker (spawns worker processes).
     Mpcheck {
@@ -277,19 +283,23 @@ pub fn run(cli: Cli) -> Result<()> {
             println!("{} inodes in use, {} blocks in use of {}", r.inodes, r.blocks, g.data_blocks);
             println!("PM size {} bytes", nicfs_pm::Pm::len(host.as_ref()));
         }
-        Cmd::Crashcheck { seed, count, ops } => {
-            let cfg = CrashConfig { ops, ..CrashConfig::default() };
+        Cmd::Crashcheck { seed, count, ops, front_ends, torn } => {
+            if !(1..=2).contains(&front_ends) {
+                bail!("--front-ends must be 1 or 2");
+            }
+            let cfg = CrashConfig { ops, front_ends, torn, ..CrashConfig::default() };
             let mut total = CrashReport::default();
             for s in seed..seed + count {
                 total.merge(run_seed(s, &cfg));
             }
             println!(
-                "crashcheck: {} sequences, {} ops, {} fences, {} crash images checked ({} while the back end was patching), {} idempotence re-runs, {} violations",
+                "crashcheck: {} sequences, {} ops, {} fences, {} crash images checked ({} while the back end was patching, {} with lines persisted in part), {} idempotence re-runs, {} violations",
                 total.sequences,
                 total.ops,
                 total.fences,
                 total.images,
                 total.images_mid_patch,
+                total.images_torn,
                 total.idempotence_checks,
                 total.violations.len()
             );
