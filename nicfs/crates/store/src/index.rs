@@ -141,7 +141,7 @@ impl Txn<'_> {
     }
 
     fn ensure_index(&mut self, current: BlockNo) -> Result<(BlockNo, bool), FsError> {
-        if current.is_none() { Ok((self.alloc_block(true)?, true)) } else { Ok((current, false)) }
+        if current.is_none() { Ok((self.alloc_meta_block()?, true)) } else { Ok((current, false)) }
     }
 
     /// Points file block `fblock` of `inode` at `b`, allocating index blocks as needed. The

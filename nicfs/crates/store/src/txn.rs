@@ -47,6 +47,8 @@ impl Engine {
             eng: self,
             lines: BTreeMap::new(),
             fresh: crate::IntSet::default(),
+            known: crate::IntSet::default(),
+            known_lines: BTreeMap::new(),
             allocated: Vec::new(),
             freed: Vec::new(),
             inodes_freed: Vec::new(),
@@ -59,6 +61,8 @@ impl Engine {
 pub struct Savepoint {
     lines: BTreeMap<u64, [u8; 64]>,
     fresh: crate::IntSet<u32>,
+    known: crate::IntSet<u32>,
+    known_lines: BTreeMap<u64, [u8; 64]>,
     allocated: usize,
     freed: usize,
     inodes_freed: usize,
@@ -70,6 +74,12 @@ pub struct Txn<'a> {
     eng: &'a mut Engine,
     lines: BTreeMap<u64, [u8; 64]>,
     fresh: crate::IntSet<u32>,
+    /// Fresh metadata blocks (index, directory, symbolic link) allocated zeroed: every byte
+    /// of them was written through this transaction, so it reads them from memory, not PM
+    /// (the back end would otherwise re-read its own index-block writes by DMA, per record).
+    known: crate::IntSet<u32>,
+    /// The lines written to `known` blocks (the others are zero).
+    known_lines: BTreeMap<u64, [u8; 64]>,
     allocated: Vec<BlockNo>,
     freed: Vec<BlockNo>,
     inodes_freed: Vec<Ino>,
@@ -83,6 +93,21 @@ impl MetaRead for Txn<'_> {
 
     fn read_meta(&self, addr: PmAddr, buf: &mut [u8]) {
         let (start, end) = (addr.get(), addr.get() + buf.len() as u64);
+        if !buf.is_empty()
+            && start / BLOCK_SIZE == (end - 1) / BLOCK_SIZE
+            && self.known.contains(&((start / BLOCK_SIZE) as u32))
+        {
+            let mut la = start & !63;
+            while la < end {
+                let line = self.known_lines.get(&la).copied().unwrap_or([0u8; 64]);
+                let lo = la.max(start);
+                let hi = (la + 64).min(end);
+                buf[(lo - start) as usize..(hi - start) as usize]
+                    .copy_from_slice(&line[(lo - la) as usize..(hi - la) as usize]);
+                la += 64;
+            }
+            return;
+        }
         // Skip the (DMA) read when staged lines cover the whole range.
         let covered =
             buf.is_empty() || ((start & !63)..end).step_by(64).all(|la| self.lines.contains_key(&la));
@@ -102,6 +127,10 @@ impl MetaRead for Txn<'_> {
     fn read_index_line(&self, addr: PmAddr, line: &mut [u8; 64]) {
         if let Some(l) = self.lines.get(&addr.get()) {
             *line = *l;
+            return;
+        }
+        if self.known.contains(&((addr.get() / BLOCK_SIZE) as u32)) {
+            *line = self.known_lines.get(&addr.get()).copied().unwrap_or([0u8; 64]);
             return;
         }
         let cache = &self.eng.cache;
@@ -131,6 +160,18 @@ impl<'a> Txn<'a> {
             let pm = self.eng.space.pm();
             pm.store(addr, data);
             pm.flush(addr, data.len() as u64);
+            if self.known.contains(&block) {
+                let (start, end) = (addr.get(), addr.get() + data.len() as u64);
+                let mut la = start & !63;
+                while la < end {
+                    let line = self.known_lines.entry(la).or_insert([0u8; 64]);
+                    let lo = la.max(start);
+                    let hi = (la + 64).min(end);
+                    line[(lo - la) as usize..(hi - la) as usize]
+                        .copy_from_slice(&data[(lo - start) as usize..(hi - start) as usize]);
+                    la += 64;
+                }
+            }
             return;
         }
         let (start, end) = (addr.get(), addr.get() + data.len() as u64);
@@ -177,6 +218,15 @@ impl<'a> Txn<'a> {
             pm.store(PmAddr(b.byte_offset()), &[0u8; BLOCK_SIZE as usize]);
             pm.flush(PmAddr(b.byte_offset()), BLOCK_SIZE);
         }
+        Ok(b)
+    }
+
+    /// Allocates a zeroed metadata block (index, directory or symbolic-link block) that the
+    /// caller writes only through [`write_meta`](Self::write_meta): the transaction then
+    /// knows its content and reads it from memory.
+    pub fn alloc_meta_block(&mut self) -> Result<BlockNo, FsError> {
+        let b = self.alloc_block(true)?;
+        self.known.insert(b.0);
         Ok(b)
     }
 
@@ -265,6 +315,8 @@ impl<'a> Txn<'a> {
         Savepoint {
             lines: self.lines.clone(),
             fresh: self.fresh.clone(),
+            known: self.known.clone(),
+            known_lines: self.known_lines.clone(),
             allocated: self.allocated.len(),
             freed: self.freed.len(),
             inodes_freed: self.inodes_freed.len(),
@@ -282,6 +334,8 @@ impl<'a> Txn<'a> {
         self.inodes_freed.truncate(sp.inodes_freed);
         self.lines = sp.lines;
         self.fresh = sp.fresh;
+        self.known = sp.known;
+        self.known_lines = sp.known_lines;
         self.touched = sp.touched;
         self.eng.cache.invalidate_all();
     }
