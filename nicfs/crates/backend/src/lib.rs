@@ -41,7 +41,7 @@ mod pipeline;
 mod reserve;
 mod shared;
 
-pub use backend::{Backend, RecoveryReport, open, open_with};
+pub use backend::{Backend, RecoveryReport, open, open_parts, open_with};
 pub use config::{BackendConfig, BackendConfigError, DmaModel};
 pub use copy::{CopyEngine, CopyReq};
 pub use cores::CorePool;

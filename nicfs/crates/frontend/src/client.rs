@@ -115,6 +115,15 @@ impl Client {
         st.log.tail() - st.log.space().head(self.pm.as_ref())
     }
 
+    /// Whether a record with `len` payload bytes can be logged now without waiting for the
+    /// back end to apply older ones (back-pressure). A driver that runs the back end itself
+    /// checks this before a call that logs.
+    pub fn log_room(&self, len: u64) -> bool {
+        let mut st = self.lock();
+        let State { log, .. } = &mut *st;
+        log.has_room(self.pm.as_ref(), len)
+    }
+
     /// Waits until the back end has applied every record this process logged.
     pub fn sync_all(&self) -> Result<(), FsError> {
         let mut st = self.lock();
