@@ -135,6 +135,8 @@ enum Cmd {
     },
     /// Benchmarks through the library API (see `nicfs bench --help`).
     Bench(crate::bench::BenchArgs),
+    /// The paper's figures, regenerated in virtual time (see `nicfs figure --help`).
+    Figure(crate::figure::FigureArgs),
 }
 
 fn parse_size(s: &str) -> Result<u64> {
@@ -319,6 +321,7 @@ pub fn run(cli: Cli) -> Result<()> {
             println!("{}", serde_json::to_string(&r)?);
         }
         Cmd::Bench(args) => crate::bench::run(args)?,
+        Cmd::Figure(args) => crate::figure::run(args)?,
     }
     Ok(())
 }

@@ -7,10 +7,12 @@
 //! nicfs fsck   --pm /dev/shm/nicfs [--repair]       check (and repair) the image
 //! nicfs stat   --pm /dev/shm/nicfs                  geometry, logs, usage
 //! nicfs crashcheck | mpcheck | bench                checkers and benchmarks
+//! nicfs figure paper                               the paper's figures, in virtual time
 //! ```
 
 mod bench;
 mod cmd;
+mod figure;
 mod fsck;
 mod mp;
 
