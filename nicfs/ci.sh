@@ -3,7 +3,8 @@
 # Run as root on a fresh Debian machine; .ci/run calls it after the workspace's fmt, clippy and
 # tests (which cover the nicfs crates too):
 #     bash nicfs/ci.sh
-# Budget: about 6 minutes on 2 cores with a cold cache (most of it installing the tools).
+# Budget: about 6 minutes on 2 cores with a cold cache (most of it installing the tools; the
+# figures take about 5 s).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -36,6 +37,10 @@ command -v fsx >/dev/null && fsx --version | grep -q "$FSX_VERSION" \
 
 step "build the nicfs binary"
 (cd "$WORKSPACE" && cargo build -p nicfs)
+
+step "the paper's figures in virtual time (nicfs figure paper; twice: the same output)"
+"$CARGO_TARGET_DIR/debug/nicfs" figure paper | tee /tmp/nicfs-figures.md
+"$CARGO_TARGET_DIR/debug/nicfs" figure paper | cmp - /tmp/nicfs-figures.md
 
 step "FUSE mount"
 BIN="$CARGO_TARGET_DIR/debug/nicfs"
