@@ -2,6 +2,7 @@
 //! writing, start it again, and the front end carries on; every acknowledged write is there
 //! and the image is consistent.
 
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
@@ -33,15 +34,22 @@ fn start_daemon_with(pm: &str, extra: &[&str]) -> Child {
     child
 }
 
-#[test]
-fn front_end_survives_a_back_end_crash_and_restart() {
-    let pm_path = scratch_dir().join(format!("nicfs-restart-{}", std::process::id()));
+/// A formatted 64 MiB image `nicfs-{name}-{pid}`, a daemon on it (with `daemon_args`) and a
+/// front end attached with `fe`.
+fn image_with_daemon(name: &str, daemon_args: &[&str], fe: FrontendConfig) -> (PathBuf, String, Child, Fs) {
+    let pm_path = scratch_dir().join(format!("nicfs-{name}-{}", std::process::id()));
     let pm = pm_path.to_str().unwrap().to_string();
     assert!(nicfs(&["mkfs", "--pm", &pm, "--size", "64MiB"]).status().unwrap().success());
-    let mut daemon = start_daemon(&pm);
+    let daemon = start_daemon_with(&pm, daemon_args);
     let host = open_pm(&pm_path, None).unwrap();
     let comm = Arc::new(CommRegion::open(&comm_path(&pm_path)).unwrap());
-    let fs = Fs::new(Client::attach(host, comm, FrontendConfig::default()).unwrap());
+    let fs = Fs::new(Client::attach(host, comm, fe).unwrap());
+    (pm_path, pm, daemon, fs)
+}
+
+#[test]
+fn front_end_survives_a_back_end_crash_and_restart() {
+    let (pm_path, pm, mut daemon, fs) = image_with_daemon("restart", &[], FrontendConfig::default());
     let fd = fs.open("/f", OpenFlags::CREATE, 0o644).unwrap();
     for i in 0..200u64 {
         fs.pwrite(fd, &[i as u8; 1000], i * 1000).unwrap();
@@ -125,17 +133,11 @@ fn a_killed_front_end_leaves_a_consistent_file_system() {
 /// whole or an error.
 #[test]
 fn regression_issue_18_front_ends_wait_for_a_restarted_back_end() {
-    let pm_path = scratch_dir().join(format!("nicfs-wait-{}", std::process::id()));
-    let pm = pm_path.to_str().unwrap().to_string();
     let cfg_path = scratch_dir().join(format!("nicfs-wait-{}.toml", std::process::id()));
     std::fs::write(&cfg_path, "lease_ms = 100\n").unwrap();
     let cfg = cfg_path.to_str().unwrap().to_string();
-    assert!(nicfs(&["mkfs", "--pm", &pm, "--size", "64MiB"]).status().unwrap().success());
-    let mut daemon = start_daemon_with(&pm, &["--config", &cfg]);
-    let host = open_pm(&pm_path, None).unwrap();
-    let comm = Arc::new(CommRegion::open(&comm_path(&pm_path)).unwrap());
     let fe = FrontendConfig { backend_wait_ms: 60_000, max_record_bytes: 4096, ..FrontendConfig::default() };
-    let fs = Fs::new(Client::attach(host, comm, fe).unwrap());
+    let (pm_path, pm, mut daemon, fs) = image_with_daemon("wait", &["--config", &cfg], fe);
     let old: Vec<u8> = (0..65536u32).map(|i| (i % 251) as u8).collect();
     let fd = fs.open("/old", OpenFlags::CREATE, 0o644).unwrap();
     assert_eq!(fs.pwrite(fd, &old, 0).unwrap(), old.len());
@@ -177,14 +179,8 @@ fn regression_issue_18_front_ends_wait_for_a_restarted_back_end() {
 /// The wait is bounded: with no back end coming back, a call that needs one fails with EIO.
 #[test]
 fn a_back_end_that_stays_away_fails_calls_after_the_bound() {
-    let pm_path = scratch_dir().join(format!("nicfs-away-{}", std::process::id()));
-    let pm = pm_path.to_str().unwrap().to_string();
-    assert!(nicfs(&["mkfs", "--pm", &pm, "--size", "64MiB"]).status().unwrap().success());
-    let mut daemon = start_daemon(&pm);
-    let host = open_pm(&pm_path, None).unwrap();
-    let comm = Arc::new(CommRegion::open(&comm_path(&pm_path)).unwrap());
     let fe = FrontendConfig { backend_wait_ms: 300, ..FrontendConfig::default() };
-    let fs = Fs::new(Client::attach(host, comm, fe).unwrap());
+    let (pm_path, _pm, mut daemon, fs) = image_with_daemon("away", &[], fe);
     daemon.kill().unwrap();
     daemon.wait().unwrap();
     let e = fs.open("/f", OpenFlags::CREATE, 0o644).unwrap_err();

@@ -9,6 +9,12 @@ use nicfs_pm::PmAddr;
 use crate::journal::{Journal, commit_lines};
 use crate::{Allocator, FsError, LineCache, MetaRead, Space, read_inode};
 
+/// The 64-byte lines that bytes `start..end` touch, each as (line address, first byte, end):
+/// the part of the range inside the line.
+fn line_spans(start: u64, end: u64) -> impl Iterator<Item = (u64, u64, u64)> {
+    ((start & !63)..end).step_by(64).map(move |la| (la, la.max(start), (la + 64).min(end)))
+}
+
 /// The mutable public space: geometry, allocator, journal and index-line cache. One engine
 /// per mounted file system; transactions borrow it exclusively.
 pub struct Engine {
@@ -97,14 +103,10 @@ impl MetaRead for Txn<'_> {
             && start / BLOCK_SIZE == (end - 1) / BLOCK_SIZE
             && self.known.contains(&((start / BLOCK_SIZE) as u32))
         {
-            let mut la = start & !63;
-            while la < end {
+            for (la, lo, hi) in line_spans(start, end) {
                 let line = self.known_lines.get(&la).copied().unwrap_or([0u8; 64]);
-                let lo = la.max(start);
-                let hi = (la + 64).min(end);
                 buf[(lo - start) as usize..(hi - start) as usize]
                     .copy_from_slice(&line[(lo - la) as usize..(hi - la) as usize]);
-                la += 64;
             }
             return;
         }
@@ -161,33 +163,25 @@ impl<'a> Txn<'a> {
             pm.store(addr, data);
             pm.flush(addr, data.len() as u64);
             if self.known.contains(&block) {
-                let (start, end) = (addr.get(), addr.get() + data.len() as u64);
-                let mut la = start & !63;
-                while la < end {
+                let start = addr.get();
+                for (la, lo, hi) in line_spans(start, start + data.len() as u64) {
                     let line = self.known_lines.entry(la).or_insert([0u8; 64]);
-                    let lo = la.max(start);
-                    let hi = (la + 64).min(end);
                     line[(lo - la) as usize..(hi - la) as usize]
                         .copy_from_slice(&data[(lo - start) as usize..(hi - start) as usize]);
-                    la += 64;
                 }
             }
             return;
         }
-        let (start, end) = (addr.get(), addr.get() + data.len() as u64);
-        let mut la = start & !63;
-        while la < end {
+        let start = addr.get();
+        for (la, lo, hi) in line_spans(start, start + data.len() as u64) {
             if !self.lines.contains_key(&la) {
                 let mut l = [0u8; 64];
                 self.eng.space.pm().read(PmAddr(la), &mut l);
                 self.lines.insert(la, l);
             }
             let line = self.lines.get_mut(&la).expect("just inserted");
-            let lo = la.max(start);
-            let hi = (la + 64).min(end);
             line[(lo - la) as usize..(hi - la) as usize]
                 .copy_from_slice(&data[(lo - start) as usize..(hi - start) as usize]);
-            la += 64;
         }
     }
 

@@ -388,19 +388,26 @@ impl StageCtx {
 
 type Item = Option<(Batch, Option<Located>, Option<Vec<Step>>)>;
 
+/// The next batch of the log, polling while it is empty; `None` at the end (the log is empty
+/// and `until_empty`, or an error was recorded).
+async fn next_batch(c: &StageCtx, next: &mut u64, until_empty: bool) -> Option<Batch> {
+    loop {
+        match c.fetch(*next).await {
+            Ok(Some(b)) => {
+                *next = b.end;
+                return Some(b);
+            }
+            Ok(None) if !until_empty => c.cx.sleep(SimDuration::from_nanos(c.cfg.nic.poll_ns)).await,
+            Ok(None) | Err(()) => return None,
+        }
+    }
+}
+
 async fn fetch_stage(c: Rc<StageCtx>, out: Rc<Ring<Item>>, until_empty: bool) {
     let mut next = c.sh.head(c.slot);
     c.nic.take();
-    loop {
-        match c.fetch(next).await {
-            Ok(Some(b)) => {
-                next = b.end;
-                out.push(Some((b, None, None))).await;
-            }
-            Ok(None) if until_empty => break,
-            Ok(None) => c.cx.sleep(SimDuration::from_nanos(c.cfg.nic.poll_ns)).await,
-            Err(()) => break,
-        }
+    while let Some(b) = next_batch(&c, &mut next, until_empty).await {
+        out.push(Some((b, None, None))).await;
     }
     out.push(None).await;
 }
@@ -433,19 +440,11 @@ async fn patch_stage(c: Rc<StageCtx>, inp: Rc<Ring<Item>>) {
 async fn serial(c: StageCtx, until_empty: bool) {
     let mut next = c.sh.head(c.slot);
     c.nic.take();
-    loop {
-        match c.fetch(next).await {
-            Ok(Some(b)) => {
-                next = b.end;
-                let l = c.locate(&b).await;
-                let s = c.merge(&b, &l).await;
-                if c.patch(&b, &s).await.is_err() {
-                    return;
-                }
-            }
-            Ok(None) if until_empty => return,
-            Ok(None) => c.cx.sleep(SimDuration::from_nanos(c.cfg.nic.poll_ns)).await,
-            Err(()) => return,
+    while let Some(b) = next_batch(&c, &mut next, until_empty).await {
+        let l = c.locate(&b).await;
+        let s = c.merge(&b, &l).await;
+        if c.patch(&b, &s).await.is_err() {
+            return;
         }
     }
 }
