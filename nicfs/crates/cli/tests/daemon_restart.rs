@@ -34,6 +34,22 @@ fn start_daemon_with(pm: &str, extra: &[&str]) -> Child {
     child
 }
 
+/// Stops `daemon`, checks the image with `fsck --repair` (it must be clean) and removes the
+/// image's files and `extra`.
+fn finish(mut daemon: Child, pm_path: &std::path::Path, extra: &[PathBuf]) {
+    daemon.kill().unwrap();
+    daemon.wait().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_nicfs"))
+        .args(["fsck", "--repair", "--pm"])
+        .arg(pm_path)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    for p in [pm_path.to_path_buf(), comm_path(pm_path)].iter().chain(extra) {
+        let _ = std::fs::remove_file(p);
+    }
+}
+
 /// A formatted 64 MiB image `nicfs-{name}-{pid}`, a daemon on it (with `daemon_args`) and a
 /// front end attached with `fe`.
 fn image_with_daemon(name: &str, daemon_args: &[&str], fe: FrontendConfig) -> (PathBuf, String, Child, Fs) {
@@ -66,13 +82,7 @@ fn front_end_survives_a_back_end_crash_and_restart() {
     }
     fs.client().sync_all().unwrap();
     drop(fs);
-    daemon.kill().unwrap();
-    daemon.wait().unwrap();
-    let out =
-        Command::new(env!("CARGO_BIN_EXE_nicfs")).args(["fsck", "--pm", &pm, "--repair"]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
-    let _ = std::fs::remove_file(&pm_path);
-    let _ = std::fs::remove_file(comm_path(&pm_path));
+    finish(daemon, &pm_path, &[]);
 }
 
 #[test]
@@ -83,7 +93,7 @@ fn a_killed_front_end_leaves_a_consistent_file_system() {
     let mut ack = pm_path.as_os_str().to_owned();
     ack.push(".acks");
     nicfs::mpcheck::AckArray::open(std::path::Path::new(&ack), true).unwrap();
-    let mut daemon = start_daemon(&pm);
+    let daemon = start_daemon(&pm);
     // A worker process writing the shared file, killed in the middle of its run.
     let mut worker = nicfs(&[
         "mp-worker",
@@ -116,14 +126,7 @@ fn a_killed_front_end_leaves_a_consistent_file_system() {
     assert_eq!(&b, b"after");
     fs.client().sync_all().unwrap();
     drop(fs);
-    daemon.kill().unwrap();
-    daemon.wait().unwrap();
-    let out =
-        Command::new(env!("CARGO_BIN_EXE_nicfs")).args(["fsck", "--pm", &pm, "--repair"]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
-    for p in [pm_path.clone(), comm_path(&pm_path), std::path::PathBuf::from(&ack)] {
-        let _ = std::fs::remove_file(p);
-    }
+    finish(daemon, &pm_path, &[PathBuf::from(&ack)]);
 }
 
 /// Regression (issue 18): after kill -9 of the daemon every operation, reads of old files
@@ -161,19 +164,12 @@ fn regression_issue_18_front_ends_wait_for_a_restarted_back_end() {
     let new: Vec<u8> = old.iter().map(|b| b ^ 0x5a).collect();
     let fd2 = fs.open("/new", OpenFlags::CREATE, 0o644).unwrap();
     assert_eq!(fs.pwrite(fd2, &new, 0).unwrap(), new.len(), "the write must wait and be whole");
-    let mut daemon = restart.join().unwrap();
+    let daemon = restart.join().unwrap();
     fs.client().sync_all().unwrap();
     assert_eq!(fs.pread(fd2, &mut back, 0).unwrap(), new.len());
     assert_eq!(back, new);
     drop(fs);
-    daemon.kill().unwrap();
-    daemon.wait().unwrap();
-    let out =
-        Command::new(env!("CARGO_BIN_EXE_nicfs")).args(["fsck", "--pm", &pm, "--repair"]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
-    for p in [pm_path.clone(), comm_path(&pm_path), cfg_path] {
-        let _ = std::fs::remove_file(p);
-    }
+    finish(daemon, &pm_path, &[cfg_path]);
 }
 
 /// The wait is bounded: with no back end coming back, a call that needs one fails with EIO.

@@ -172,11 +172,7 @@ impl<'a> LeaseTable<'a> {
     /// The entry for `ino`, if there is one (never claims). Entries are never emptied once
     /// claimed, so the probe may stop at the first empty entry, as claiming does.
     pub fn find(&self, ino: u64) -> Option<usize> {
-        let n = self.len();
-        let start = (ino as usize).wrapping_mul(0x9E37_79B9) % n;
-        for k in 0..n {
-            let i = (start + k) % n;
-            let e = self.entry(i)?;
+        for (i, e) in self.probe(ino) {
             if e.ino() == ino {
                 return Some(i);
             }
@@ -187,15 +183,18 @@ impl<'a> LeaseTable<'a> {
         None
     }
 
-    /// Back end: the entry for `ino`, claiming a free or expired-and-idle one if needed.
-    pub fn find_or_claim(&self, ino: u64) -> Option<usize> {
+    /// The entries in the order a lookup of `ino` visits them (open addressing).
+    fn probe(&self, ino: u64) -> impl Iterator<Item = (usize, LeaseEntry<'a>)> + '_ {
         let n = self.len();
         let start = (ino as usize).wrapping_mul(0x9E37_79B9) % n;
+        (0..n).filter_map(move |k| self.entry((start + k) % n).map(|e| ((start + k) % n, e)))
+    }
+
+    /// Back end: the entry for `ino`, claiming a free or expired-and-idle one if needed.
+    pub fn find_or_claim(&self, ino: u64) -> Option<usize> {
         let now = mono_ns();
         let mut reusable = None;
-        for k in 0..n {
-            let i = (start + k) % n;
-            let e = self.entry(i)?;
+        for (i, e) in self.probe(ino) {
             if e.ino() == ino {
                 return Some(i);
             }
