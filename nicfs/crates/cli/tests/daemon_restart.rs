@@ -3,7 +3,7 @@
 //! and the image is consistent.
 
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,34 +11,14 @@ use nicfs::mount::{comm_path, open_pm, scratch_dir};
 use nicfs_comm::CommRegion;
 use nicfs_frontend::{Client, FrontendConfig, Fs, OpenFlags};
 
-fn nicfs(args: &[&str]) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_nicfs"));
-    c.args(args).stdout(Stdio::null()).stderr(Stdio::null());
-    c
-}
+mod common;
 
-fn start_daemon(pm: &str) -> Child {
-    start_daemon_with(pm, &[])
-}
-
-fn start_daemon_with(pm: &str, extra: &[&str]) -> Child {
-    let child = nicfs(&[&["daemon", "--pm", pm][..], extra].concat()).spawn().expect("spawn daemon");
-    for _ in 0..200 {
-        if CommRegion::open(&comm_path(std::path::Path::new(pm)))
-            .is_ok_and(|c| c.backend_pid().load(std::sync::atomic::Ordering::Acquire) == child.id() as u64)
-        {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child
-}
+use common::{Daemon, nicfs};
 
 /// Stops `daemon`, checks the image with `fsck --repair` (it must be clean) and removes the
 /// image's files and `extra`.
-fn finish(mut daemon: Child, pm_path: &std::path::Path, extra: &[PathBuf]) {
-    daemon.kill().unwrap();
-    daemon.wait().unwrap();
+fn finish(mut daemon: Daemon, pm_path: &std::path::Path, extra: &[PathBuf]) {
+    daemon.kill();
     let out = Command::new(env!("CARGO_BIN_EXE_nicfs"))
         .args(["fsck", "--repair", "--pm"])
         .arg(pm_path)
@@ -52,11 +32,11 @@ fn finish(mut daemon: Child, pm_path: &std::path::Path, extra: &[PathBuf]) {
 
 /// A formatted 64 MiB image `nicfs-{name}-{pid}`, a daemon on it (with `daemon_args`) and a
 /// front end attached with `fe`.
-fn image_with_daemon(name: &str, daemon_args: &[&str], fe: FrontendConfig) -> (PathBuf, String, Child, Fs) {
+fn image_with_daemon(name: &str, daemon_args: &[&str], fe: FrontendConfig) -> (PathBuf, String, Daemon, Fs) {
     let pm_path = scratch_dir().join(format!("nicfs-{name}-{}", std::process::id()));
     let pm = pm_path.to_str().unwrap().to_string();
     assert!(nicfs(&["mkfs", "--pm", &pm, "--size", "64MiB"]).status().unwrap().success());
-    let daemon = start_daemon_with(&pm, daemon_args);
+    let daemon = Daemon::start(&pm, daemon_args);
     let host = open_pm(&pm_path, None).unwrap();
     let comm = Arc::new(CommRegion::open(&comm_path(&pm_path)).unwrap());
     let fs = Fs::new(Client::attach(host, comm, fe).unwrap());
@@ -70,9 +50,8 @@ fn front_end_survives_a_back_end_crash_and_restart() {
     for i in 0..200u64 {
         fs.pwrite(fd, &[i as u8; 1000], i * 1000).unwrap();
         if i == 100 {
-            daemon.kill().unwrap();
-            daemon.wait().unwrap();
-            daemon = start_daemon(&pm);
+            daemon.kill();
+            daemon = Daemon::start(&pm, &[]);
         }
     }
     let mut buf = vec![0u8; 200_000];
@@ -93,7 +72,7 @@ fn a_killed_front_end_leaves_a_consistent_file_system() {
     let mut ack = pm_path.as_os_str().to_owned();
     ack.push(".acks");
     nicfs::mpcheck::AckArray::open(std::path::Path::new(&ack), true).unwrap();
-    let daemon = start_daemon(&pm);
+    let daemon = Daemon::start(&pm, &[]);
     // A worker process writing the shared file, killed in the middle of its run.
     let mut worker = nicfs(&[
         "mp-worker",
@@ -145,8 +124,7 @@ fn regression_issue_18_front_ends_wait_for_a_restarted_back_end() {
     let fd = fs.open("/old", OpenFlags::CREATE, 0o644).unwrap();
     assert_eq!(fs.pwrite(fd, &old, 0).unwrap(), old.len());
     fs.client().sync_all().unwrap();
-    daemon.kill().unwrap();
-    daemon.wait().unwrap();
+    daemon.kill();
     // Leases have expired and the back end has been gone for longer than the old cut-off.
     std::thread::sleep(Duration::from_millis(1500));
     let mut back = vec![0u8; old.len()];
@@ -157,7 +135,7 @@ fn regression_issue_18_front_ends_wait_for_a_restarted_back_end() {
         let (pm, cfg) = (pm.clone(), cfg.clone());
         move || {
             std::thread::sleep(Duration::from_millis(1000));
-            start_daemon_with(&pm, &["--config", &cfg])
+            Daemon::start(&pm, &["--config", &cfg])
         }
     });
     // Sixteen records, logged once a new back end grants the leases and the reservation.
@@ -177,8 +155,7 @@ fn regression_issue_18_front_ends_wait_for_a_restarted_back_end() {
 fn a_back_end_that_stays_away_fails_calls_after_the_bound() {
     let fe = FrontendConfig { backend_wait_ms: 300, ..FrontendConfig::default() };
     let (pm_path, _pm, mut daemon, fs) = image_with_daemon("away", &[], fe);
-    daemon.kill().unwrap();
-    daemon.wait().unwrap();
+    daemon.kill();
     let e = fs.open("/f", OpenFlags::CREATE, 0o644).unwrap_err();
     assert_eq!(e.errno(), 5, "{e}");
     assert!(e.to_string().contains("did not come back"), "{e}");

@@ -4,13 +4,17 @@
 //! was truncated under its mapping. Now every owner (daemon, mkfs, fsck) takes an exclusive
 //! lock first and the others refuse with a clear error, touching nothing.
 
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use nicfs::mount::{comm_path, open_pm, scratch_dir};
 use nicfs_comm::CommRegion;
 use nicfs_frontend::{Client, FrontendConfig, Fs, OpenFlags};
+
+mod common;
+
+use common::Daemon;
 
 fn nicfs(args: &[&str]) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_nicfs"));
@@ -37,26 +41,6 @@ fn run_bounded(mut cmd: Command) -> Output {
     child.wait_with_output().unwrap()
 }
 
-fn start_daemon(pm: &str) -> Child {
-    let mut child = nicfs(&["daemon", "--pm", pm]).stderr(Stdio::null()).spawn().expect("spawn daemon");
-    let up = |c: &Child| {
-        CommRegion::open(&comm_path(std::path::Path::new(pm)))
-            .is_ok_and(|r| r.backend_pid().load(std::sync::atomic::Ordering::Acquire) == c.id() as u64)
-    };
-    for _ in 0..500 {
-        if up(&child) {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    if !up(&child) {
-        child.kill().unwrap();
-        child.wait().unwrap();
-        panic!("the daemon did not come up");
-    }
-    child
-}
-
 fn refused(out: &Output, what: &str) {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{what} succeeded on an image in use: {stderr}");
@@ -68,7 +52,7 @@ fn regression_issue_18_a_second_owner_of_an_image_in_use_is_refused() {
     let pm_path = scratch_dir().join(format!("nicfs-lock-{}", std::process::id()));
     let pm = pm_path.to_str().unwrap().to_string();
     assert!(nicfs(&["mkfs", "--pm", &pm, "--size", "64MiB"]).output().unwrap().status.success());
-    let mut daemon = start_daemon(&pm);
+    let mut daemon = Daemon::start(&pm, &[]);
     let host = open_pm(&pm_path, None).unwrap();
     let comm = Arc::new(CommRegion::open(&comm_path(&pm_path)).unwrap());
     let fs = Fs::new(Client::attach(host, comm, FrontendConfig::default()).unwrap());
@@ -80,15 +64,14 @@ fn regression_issue_18_a_second_owner_of_an_image_in_use_is_refused() {
     refused(&run_bounded(nicfs(&["fsck", "--pm", &pm])), "fsck");
 
     // The first daemon and its front end carry on with their data intact.
-    assert!(daemon.try_wait().unwrap().is_none(), "the running daemon died");
+    assert!(daemon.is_running(), "the running daemon died");
     fs.pwrite(fd, b"!", 10).unwrap();
     fs.client().sync_all().unwrap();
     let mut buf = [0u8; 11];
     assert_eq!(fs.pread(fd, &mut buf, 0).unwrap(), 11);
     assert_eq!(&buf, b"still here!");
     drop(fs);
-    daemon.kill().unwrap();
-    daemon.wait().unwrap();
+    daemon.kill();
     // The lock dies with its owner, even a killed one.
     let out = run_bounded(nicfs(&["fsck", "--pm", &pm]));
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
