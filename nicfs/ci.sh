@@ -95,8 +95,9 @@ if [ "$DD_RC" -eq 0 ] || [ "$COPIED" != "$SIZE" ] || ! grep -q "No space left" /
     cat /tmp/nicfs-dd.log; exit 1
 fi
 rm "$MNT/fill"
-if grep -q "rejected" /tmp/nicfs-ci-mount.log; then
-    grep "rejected" /tmp/nicfs-ci-mount.log | head; echo "the back end rejected acknowledged records"; exit 1
+if grep -q "nicfs-backend: .*rejected" /tmp/nicfs-ci-mount.log; then
+    grep "nicfs-backend: .*rejected" /tmp/nicfs-ci-mount.log | head
+    echo "the back end rejected acknowledged records"; exit 1
 fi
 
 step "fsck after the conformance runs"
