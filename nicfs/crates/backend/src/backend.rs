@@ -46,10 +46,31 @@ pub fn open_with(
     cfg: BackendConfig,
     replay_logs: bool,
 ) -> Result<(Arc<Shared>, RecoveryReport), FsError> {
-    cfg.validate().map_err(|e| FsError::Backend(e.to_string()))?;
-    let host_space = Space::open(host.clone())?;
-    let geo = *host_space.geo_ref();
     let dma: SharedPm = Arc::new(DmaPm::new(host.clone(), cfg.dma.clone()));
+    open_parts(host.clone(), dma, host, comm, cfg, replay_logs)
+}
+
+/// Like [`open_with`], with the two ways the back end reaches PM given separately: `nic` for
+/// everything the NIC reads and writes over its DMA channel, `copy` for the host copy engine
+/// that moves bulk data. [`open_with`] passes the DMA cost model over `host` and `host`; a
+/// timed model passes its own metered views. `host` is only read for the superblock.
+pub fn open_parts(
+    host: SharedPm,
+    nic: SharedPm,
+    copy: SharedPm,
+    comm: Arc<CommRegion>,
+    cfg: BackendConfig,
+    replay_logs: bool,
+) -> Result<(Arc<Shared>, RecoveryReport), FsError> {
+    cfg.validate().map_err(|e| FsError::Backend(e.to_string()))?;
+    let (host_space, sb) = Space::open_checked(host.clone())?;
+    if let Some(e) = &sb.primary {
+        eprintln!(
+            "nicfs-backend: primary superblock unusable ({e}): using the backup; run `nicfs fsck --repair`"
+        );
+    }
+    let geo = *host_space.geo_ref();
+    let dma = nic;
     let mut report =
         RecoveryReport { journal: replay_journal(dma.as_ref(), &geo)?, ..RecoveryReport::default() };
     let space = host_space.with_pm(dma.clone());
@@ -79,7 +100,7 @@ pub fn open_with(
         space,
         engine: Mutex::new(engine),
         cache,
-        copy: CopyEngine::new(host),
+        copy: CopyEngine::new(copy),
         comm,
         logs,
         stop: AtomicBool::new(false),
@@ -101,6 +122,7 @@ pub fn open_with(
         }
         report.rejected += sh.counters.rejected.load(Ordering::Relaxed) - before;
     }
+    sh.recount_reservations();
     for l in &sh.logs {
         if let Some(e) = l.error.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
             report.errors.push(format!("log {}: {e}", l.ls.index));

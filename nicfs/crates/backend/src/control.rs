@@ -81,8 +81,13 @@ fn handle(sh: &Shared, slot: usize, m: Msg, pend: &mut Vec<Pending>) {
             reply(sh, slot, Msg::new(MsgKind::Inodes, m.id, &args));
         }
         MsgKind::Goodbye => {
+            sh.return_quota(slot);
             reply(sh, slot, Msg::new(MsgKind::Ok, m.id, &[]));
         }
+        MsgKind::Reserve => match sh.grant_blocks(slot, m.args[0], m.args[1]) {
+            Ok(n) => reply(sh, slot, Msg::new(MsgKind::Ok, m.id, &[n])),
+            Err(_) => err(sh, slot, m.id, 28),
+        },
         _ => err(sh, slot, m.id, 22),
     }
 }
@@ -165,6 +170,7 @@ fn reap(sh: &Shared) {
         let owner = s.owner.load(Ordering::Acquire);
         if owner != 0 && !pid_alive(owner) && sh.head(slot) >= sh.tail(slot) {
             sh.clear_leases(slot);
+            sh.return_quota(slot);
             while s.req.pop().is_some() {}
             let _ = s.owner.compare_exchange(owner, 0, Ordering::AcqRel, Ordering::Acquire);
         }

@@ -29,6 +29,13 @@ pub struct Batch {
     pub entries: Vec<Entry>,
 }
 
+impl Batch {
+    /// Blocks the batch's records reserved (released once the batch is applied).
+    pub fn reserved_blocks(&self) -> u64 {
+        self.entries.iter().map(|e| e.hdr.op.reserved_blocks(e.hdr.data_len)).sum()
+    }
+}
+
 /// Fetches up to `max` records starting at `next` (but never past the tail).
 /// `verify_data` also checks write payload checksums (recovery does; the live path trusts
 /// payloads its own host wrote moments ago).

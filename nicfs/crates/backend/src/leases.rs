@@ -7,13 +7,9 @@
 
 use std::sync::atomic::Ordering;
 
-use nicfs_comm::{LeaseMode, mono_ns};
+use nicfs_comm::{LeaseMode, REVOKED, mono_ns};
 
 use crate::shared::Shared;
-
-/// Set in a lease entry's writer word while the writer is revoked but its log is not yet
-/// applied: the holder's checks fail, and every other requester still waits for the drain.
-pub(crate) const REVOKED: u64 = 1 << 63;
 
 /// A grant is not revoked within this long of being made, so that its holder gets to use it
 /// at least once (without it, four processes contending for one file revoke each other's

@@ -21,6 +21,9 @@
 //!    public space retry instead of seeing a half-patched inode.
 //! 4. A revoked write lease is re-granted only after the holder's in-flight operations end
 //!    and its log is applied up to the tail it had then.
+//! 5. Every record's blocks were reserved before it was logged; a batch's reservations are
+//!    released after its commit (see `reserve.rs`), so applying a record never runs out of
+//!    space.
 
 mod backend;
 mod config;
@@ -35,9 +38,10 @@ mod locate;
 mod merge;
 mod patch;
 mod pipeline;
+mod reserve;
 mod shared;
 
-pub use backend::{Backend, RecoveryReport, open, open_with};
+pub use backend::{Backend, RecoveryReport, open, open_parts, open_with};
 pub use config::{BackendConfig, BackendConfigError, DmaModel};
 pub use copy::{CopyEngine, CopyReq};
 pub use cores::CorePool;

@@ -47,7 +47,7 @@ pub fn locate(space: &Space, cache: &LineCache, batch: &Batch) -> Located {
     let mut inodes: nicfs_store::IntMap<Ino, Option<Inode>> = nicfs_store::IntMap::default();
     let mut out = Located::default();
     for e in &batch.entries {
-        let LogOp::Write { ino, offset } = e.hdr.op else { continue };
+        let LogOp::Write { ino, offset, .. } = e.hdr.op else { continue };
         let inode = inodes.entry(ino).or_insert_with(|| read_inode(space, ino).ok().filter(|i| i.nlink > 0));
         let Some(inode) = inode.as_ref() else { continue };
         let end = offset + e.hdr.data_len as u64;

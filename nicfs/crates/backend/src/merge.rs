@@ -200,7 +200,7 @@ pub fn merge(batch: &Batch, located: &Located) -> Vec<Step> {
     for e in &batch.entries {
         let t = e.hdr.time_ns;
         match e.hdr.op {
-            LogOp::Write { ino, offset } => {
+            LogOp::Write { ino, offset, .. } => {
                 let p = run.entry(ino).or_insert_with(|| InodePlan::new(ino));
                 let len = e.hdr.data_len as u64;
                 p.write(offset, len, e.src, t);
@@ -295,10 +295,10 @@ mod tests {
             first: 0,
             end: 4,
             entries: vec![
-                e(0, LogOp::Write { ino: Ino(5), offset: 0 }),
-                e(1, LogOp::Write { ino: Ino(5), offset: 10 }),
+                e(0, LogOp::Write { ino: Ino(5), offset: 0, reserve: 1 }),
+                e(1, LogOp::Write { ino: Ino(5), offset: 10, reserve: 1 }),
                 e(2, LogOp::Unlink { parent: Ino(1), ino: Ino(5) }),
-                e(3, LogOp::Write { ino: Ino(6), offset: 0 }),
+                e(3, LogOp::Write { ino: Ino(6), offset: 0, reserve: 1 }),
             ],
         };
         let steps = merge(&batch, &Located::default());

@@ -157,6 +157,7 @@ fn apply(
     }
     txn.write_meta(ls.head_addr(), &batch.end.to_le_bytes());
     txn.commit()?;
+    eng.alloc_mut().release_blocks(batch.reserved_blocks());
     Ok(st)
 }
 

@@ -106,24 +106,36 @@ impl Shared {
     }
 
     /// Stage 1 on a NIC core.
-    pub(crate) fn stage_fetch(&self, slot: usize, next: u64, verify: bool) -> Result<Option<Batch>, FsError> {
+    ///
+    /// Public for drivers that schedule the stages themselves (the virtual-time model); the
+    /// threaded pipeline and `step_inline` call them in order.
+    pub fn stage_fetch(&self, slot: usize, next: u64, verify: bool) -> Result<Option<Batch>, FsError> {
         self.run_stage(0, || {
             fetch(self.dma.as_ref(), &self.space, &self.logs[slot].ls, next, self.cfg.batch_max, verify)
         })
     }
 
     /// Stage 2 on a NIC core.
-    pub(crate) fn stage_locate(&self, batch: &Batch) -> Located {
+    ///
+    /// Public for drivers that schedule the stages themselves (the virtual-time model); the
+    /// threaded pipeline and `step_inline` call them in order.
+    pub fn stage_locate(&self, batch: &Batch) -> Located {
         self.run_stage(1, || locate(&self.space, &self.cache, batch))
     }
 
     /// Stage 3 on a NIC core.
-    pub(crate) fn stage_merge(&self, batch: &Batch, located: &Located) -> Vec<Step> {
+    ///
+    /// Public for drivers that schedule the stages themselves (the virtual-time model); the
+    /// threaded pipeline and `step_inline` call them in order.
+    pub fn stage_merge(&self, batch: &Batch, located: &Located) -> Vec<Step> {
         self.run_stage(2, || merge(batch, located))
     }
 
     /// Stage 4 on a NIC core (serialised by the engine lock).
-    pub(crate) fn stage_patch(&self, batch: &Batch, steps: &[Step]) -> Result<PatchStats, FsError> {
+    ///
+    /// Public for drivers that schedule the stages themselves (the virtual-time model); the
+    /// threaded pipeline and `step_inline` call them in order.
+    pub fn stage_patch(&self, batch: &Batch, steps: &[Step]) -> Result<PatchStats, FsError> {
         self.run_stage(3, || {
             let mut eng = self.engine();
             let locks = self.comm.seqlocks();

@@ -167,3 +167,52 @@ fn log_wraps_many_times_without_losing_data() {
         assert!(r.is_clean(), "seed {seed}: {:?}", r.problems);
     }
 }
+
+/// Regression (issue 18): space was not reserved when a write was logged. `dd` of 800 MiB
+/// into 746 MiB free exited 0 and reported 838,860,800 bytes written; the file ended at
+/// 780,955,648 bytes and the daemon logged 179 `rejected update ... no space left on device`.
+/// Now the writer gets ENOSPC, every acknowledged byte is in the file, the back end rejects
+/// nothing, and freeing space (even by a record still in the log) makes room again.
+#[test]
+fn regression_issue_18_a_full_file_system_fails_the_write_not_the_apply() {
+    let cfg = FormatConfig::small(4 << 20);
+    let pm = pm(&cfg);
+    let comm = Arc::new(CommRegion::anonymous().unwrap());
+    let (sh, _) = open(pm.clone(), comm.clone(), BackendConfig::free()).unwrap();
+    let link = Box::new(DirectLink::new(sh.clone(), 0));
+    let fs =
+        Fs::new(Client::attach_with(pm.clone(), comm.clone(), 0, link, FrontendConfig::default()).unwrap());
+    let fd = fs.open("/big", OpenFlags::CREATE, 0o644).unwrap();
+    let chunk: Vec<u8> = (0..65536u32).map(|i| (i % 253) as u8).collect();
+    let mut acked = 0u64;
+    let err = loop {
+        match fs.pwrite(fd, &chunk, acked) {
+            Ok(n) => acked += n as u64,
+            Err(e) => break e,
+        }
+        assert!(acked < 64 << 20, "a 4 MiB file system took 64 MiB");
+    };
+    assert!(matches!(err, FsError::NoSpace), "the writer must see ENOSPC, got {err:?}");
+    assert!(acked > 1 << 20, "only {acked} bytes fit");
+    fs.client().sync_all().unwrap();
+    let rejected = sh.counters.rejected.load(std::sync::atomic::Ordering::Relaxed);
+    assert_eq!(rejected, 0, "the back end rejected acknowledged records");
+    assert_eq!(fs.fstat(fd).unwrap().size, acked);
+    let mut back = vec![0u8; chunk.len()];
+    for off in (0..acked).step_by(chunk.len()) {
+        fs.pread(fd, &mut back, off).unwrap();
+        assert_eq!(back, chunk, "acknowledged data at {off}");
+    }
+    // A small write still fails; removing the file (logged, not yet applied) makes room.
+    let fd2 = fs.open("/small", OpenFlags::CREATE, 0o644).unwrap();
+    assert!(matches!(fs.pwrite(fd2, &chunk, 0), Err(FsError::NoSpace)));
+    fs.close(fd).unwrap();
+    fs.unlink("/big").unwrap();
+    assert_eq!(fs.pwrite(fd2, &chunk, 0).unwrap(), chunk.len());
+    fs.client().sync_all().unwrap();
+    drop(fs);
+    assert_eq!(sh.counters.rejected.load(std::sync::atomic::Ordering::Relaxed), 0);
+    assert_eq!(sh.reserved_blocks(), 0, "every reservation came back");
+    let f = fsck(&Space::open(pm).unwrap());
+    assert!(f.is_clean(), "{:?}", f.problems);
+}

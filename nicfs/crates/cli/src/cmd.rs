@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 use nicfs::crashcheck::{CrashConfig, CrashReport, run_seed};
-use nicfs::mount::{comm_path, open_or_create_comm, open_pm};
+use nicfs::mount::{ImageLock, comm_path, open_or_create_comm, open_pm};
 use nicfs::mpcheck::{AckArray, run_worker};
 use nicfs_backend::{Backend, BackendConfig};
 use nicfs_comm::CommRegion;
@@ -61,13 +61,19 @@ enum Cmd {
         /// Run the back end inside this process too.
         #[arg(long)]
         with_daemon: bool,
+        /// How long calls wait for a back end that died to be restarted before failing with
+        /// EIO, in ms (reads of applied data do not wait).
+        #[arg(long, default_value_t = FrontendConfig::default().backend_wait_ms)]
+        backend_wait_ms: u64,
     },
-    /// Check an image (read-only unless --repair, which runs recovery first).
+    /// Check an image; with --repair, repair it and replay the logs. Exit status: 0 clean,
+    /// 1 problems found and repaired, 4 problems left, 8 the check could not run.
     Fsck {
         /// The PM file.
         #[arg(long)]
         pm: PathBuf,
-        /// Replay the journal and logs before checking.
+        /// Repair what the check finds (superblock, journal, logs, tree, bitmaps), then replay
+        /// the logs.
         #[arg(long)]
         repair: bool,
     },
@@ -88,13 +94,20 @@ enum Cmd {
         /// Operations per sequence.
         #[arg(long, default_value_t = 14)]
         ops: usize,
+        /// Front ends (1 or 2), each with its own log; operations go to one at random.
+        #[arg(long, default_value_t = 1)]
+        front_ends: usize,
+        /// Images per fence with lines persisted in part (8-byte granularity).
+        #[arg(long, default_value_t = 2)]
+        torn: usize,
     },
     /// Run the multi-process checker (spawns worker processes).
     Mpcheck {
         /// Worker processes.
         #[arg(long, default_value_t = 4)]
         workers: u64,
-        /// `private` (one file each) or `shared` (one file, leases).
+        /// `private` (one file each), `shared` (one file, a region each, leases) or `overlap`
+        /// (one file, every worker writes the same blocks).
         #[arg(long, default_value = "shared")]
         mode: String,
         /// Operations per worker.
@@ -122,6 +135,8 @@ enum Cmd {
     },
     /// Benchmarks through the library API (see `nicfs bench --help`).
     Bench(crate::bench::BenchArgs),
+    /// The paper's figures, regenerated in virtual time (see `nicfs figure --help`).
+    Figure(crate::figure::FigureArgs),
 }
 
 fn parse_size(s: &str) -> Result<u64> {
@@ -165,11 +180,14 @@ fn load_backend_cfg(path: &Option<PathBuf>) -> Result<BackendConfig> {
     Ok(cfg)
 }
 
+/// Locks the image, then recovers it and starts the back end. The lock is held for as long as
+/// the returned [`ImageLock`] lives: drop it after stopping the back end.
 pub(crate) fn start_backend(
     pm: &std::path::Path,
     cfg: BackendConfig,
     timed: bool,
-) -> Result<(Backend, Arc<CommRegion>)> {
+) -> Result<(Backend, ImageLock)> {
+    let lock = ImageLock::acquire(pm, false)?;
     let host = open_pm(pm, timed.then(CostModel::default))?;
     let comm = Arc::new(open_or_create_comm(pm)?);
     let be = Backend::start(host, comm.clone(), cfg).context("starting the back end")?;
@@ -185,14 +203,14 @@ pub(crate) fn start_backend(
     for e in &r.errors {
         eprintln!("nicfs: recovery: {e}");
     }
-    Ok((be, comm))
+    Ok((be, lock))
 }
 
-fn attach(pm: &std::path::Path) -> Result<Client> {
+fn attach(pm: &std::path::Path, cfg: FrontendConfig) -> Result<Client> {
     let host = open_pm(pm, None)?;
     let comm =
         Arc::new(CommRegion::open(&comm_path(pm)).context("no comm region: is `nicfs daemon` running?")?);
-    Ok(Client::attach(host, comm, FrontendConfig::default())?)
+    Ok(Client::attach(host, comm, cfg)?)
 }
 
 /// Runs a parsed command line.
@@ -210,6 +228,7 @@ pub fn run(cli: Cli) -> Result<()> {
                 (None, Some(s)) => FormatConfig::for_size(parse_size(&s)?),
                 (None, None) => FormatConfig::default(),
             };
+            let _lock = ImageLock::acquire(&pm, true)?;
             let map = MappedFile::create(&pm, cfg.size_bytes)?;
             let fast = FastPm::new(map);
             let uuid = nicfs_comm::mono_ns() ^ (std::process::id() as u64) << 32;
@@ -229,17 +248,17 @@ pub fn run(cli: Cli) -> Result<()> {
         }
         Cmd::Daemon { pm, config, timed } => {
             install_signals();
-            let (be, _comm) = start_backend(&pm, load_backend_cfg(&config)?, timed)?;
+            let (be, _lock) = start_backend(&pm, load_backend_cfg(&config)?, timed)?;
             eprintln!("nicfs: back end running (pid {}); Ctrl-C to stop", std::process::id());
             while !STOP.load(Ordering::SeqCst) {
                 std::thread::sleep(std::time::Duration::from_millis(100));
             }
             be.stop();
         }
-        Cmd::Mount { pm, mountpoint, with_daemon } => {
+        Cmd::Mount { pm, mountpoint, with_daemon, backend_wait_ms } => {
             let be =
                 if with_daemon { Some(start_backend(&pm, BackendConfig::default(), false)?) } else { None };
-            let client = attach(&pm)?;
+            let client = attach(&pm, FrontendConfig { backend_wait_ms, ..FrontendConfig::default() })?;
             eprintln!(
                 "nicfs: mounted {} on {} (log space {})",
                 pm.display(),
@@ -251,65 +270,7 @@ pub fn run(cli: Cli) -> Result<()> {
                 b.stop();
             }
         }
-        Cmd::Fsck { pm, repair } => {
-            let host = open_pm(&pm, None)?;
-            if repair {
-                let comm = Arc::new(CommRegion::anonymous()?);
-                let (_sh, r) = nicfs_backend::open(host.clone(), comm, BackendConfig::free())?;
-                println!(
-                    "recovery: journal applied {}, batches {:?}, rejected {}, errors {:?}",
-                    r.journal.applied, r.batches, r.rejected, r.errors
-                );
-            }
-            let space = Space::open(host.clone()).context("superblock")?;
-            let mut dirty = false;
-            for i in 0..space.geo_ref().log_spaces {
-                match LogSpace::open(&space, i) {
-                    Ok(ls) => {
-                        let (h, t) = (ls.head(host.as_ref()), ls.tail(host.as_ref()));
-                        if t > h {
-                            dirty = true;
-                            println!("log {i}: {} unapplied records (head {h}, tail {t})", t - h);
-                        }
-                        for s in h..t {
-                            if let Err(e) = ls
-                                .read_header(host.as_ref(), &space, s)
-                                .and_then(|hd| ls.read_payload(host.as_ref(), &hd))
-                            {
-                                println!("log {i}: {e}");
-                                dirty = true;
-                                break;
-                            }
-                        }
-                    }
-                    Err(e) => {
-                        println!("log {i}: {e}");
-                        dirty = true;
-                    }
-                }
-            }
-            let r = fsck(&space);
-            println!(
-                "fsck: {} inodes, {} directories, {} blocks in use, {} problems",
-                r.inodes,
-                r.dirs,
-                r.blocks,
-                r.problems.len()
-            );
-            for p in r.problems.iter().take(50) {
-                println!("  {p}");
-            }
-            if !r.is_clean() {
-                bail!(
-                    "file system has {} problems{}",
-                    r.problems.len(),
-                    if dirty { " (and unapplied logs: try --repair)" } else { "" }
-                );
-            }
-            if dirty {
-                println!("logs hold unapplied records; mounting (or fsck --repair) replays them");
-            }
-        }
+        Cmd::Fsck { pm, repair } => std::process::exit(crate::fsck::run(&pm, repair)),
         Cmd::Stat { pm } => {
             let host = open_pm(&pm, None)?;
             let space = Space::open(host.clone())?;
@@ -324,19 +285,23 @@ pub fn run(cli: Cli) -> Result<()> {
             println!("{} inodes in use, {} blocks in use of {}", r.inodes, r.blocks, g.data_blocks);
             println!("PM size {} bytes", nicfs_pm::Pm::len(host.as_ref()));
         }
-        Cmd::Crashcheck { seed, count, ops } => {
-            let cfg = CrashConfig { ops, ..CrashConfig::default() };
+        Cmd::Crashcheck { seed, count, ops, front_ends, torn } => {
+            if !(1..=2).contains(&front_ends) {
+                bail!("--front-ends must be 1 or 2");
+            }
+            let cfg = CrashConfig { ops, front_ends, torn, ..CrashConfig::default() };
             let mut total = CrashReport::default();
             for s in seed..seed + count {
                 total.merge(run_seed(s, &cfg));
             }
             println!(
-                "crashcheck: {} sequences, {} ops, {} fences, {} crash images checked ({} while the back end was patching), {} idempotence re-runs, {} violations",
+                "crashcheck: {} sequences, {} ops, {} fences, {} crash images checked ({} while the back end was patching, {} with lines persisted in part), {} idempotence re-runs, {} violations",
                 total.sequences,
                 total.ops,
                 total.fences,
                 total.images,
                 total.images_mid_patch,
+                total.images_torn,
                 total.idempotence_checks,
                 total.violations.len()
             );
@@ -350,12 +315,13 @@ pub fn run(cli: Cli) -> Result<()> {
         Cmd::Mpcheck { workers, mode, ops, seed } => crate::mp::mpcheck(workers, &mode, ops, seed)?,
         Cmd::MpWorker { pm, id, workers, mode, ops, seed } => {
             let mode = crate::mp::parse_mode(&mode)?;
-            let fs = Fs::new(attach(&pm)?);
+            let fs = Fs::new(attach(&pm, FrontendConfig::default())?);
             let acks = AckArray::open(&crate::mp::ack_path(&pm), false)?;
             let r = run_worker(&fs, &acks, id, workers, mode, ops, seed);
             println!("{}", serde_json::to_string(&r)?);
         }
         Cmd::Bench(args) => crate::bench::run(args)?,
+        Cmd::Figure(args) => crate::figure::run(args)?,
     }
     Ok(())
 }

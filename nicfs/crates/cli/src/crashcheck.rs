@@ -1,9 +1,11 @@
 //! The crash-consistency checker.
 //!
 //! For each seed: generate a bounded sequence of operations (create, overwrite, truncate,
-//! unlink, mkdir, rmdir, rename), run it through the real front end and back end on a
+//! unlink, mkdir, rmdir, rename), run it through the real front end(s) and back end on a
 //! [`CrashPm`], and at **every fence** draw the post-crash images a power failure could
-//! leave (pending lines all lost, all kept, and random subsets). Each image is recovered by
+//! leave (pending lines all lost, all kept, random subsets of lines, and lines persisted in
+//! part at 8-byte granularity). With two front ends, each operation runs on one of them
+//! at random, each with its own log; they share files, so leases move between them. Each image is recovered by
 //! the back end's mount-time recovery and read back; the result must equal the reference
 //! model after the last acknowledged operation, or after the in-flight one (all or nothing).
 //! Back-end drains happen at random points and under back-pressure, so crashes also hit the
@@ -33,11 +35,16 @@ pub struct CrashConfig {
     pub drain_pct: u64,
     /// Re-run recovery on every n-th image to check idempotence.
     pub idempotence_every: u64,
+    /// Images per fence with pending lines persisted in part (8-byte words chosen
+    /// independently).
+    pub torn: usize,
+    /// Front ends (1 or 2), each with its own log space.
+    pub front_ends: usize,
 }
 
 impl Default for CrashConfig {
     fn default() -> Self {
-        CrashConfig { ops: 14, subsets: 2, drain_pct: 30, idempotence_every: 7 }
+        CrashConfig { ops: 14, subsets: 2, drain_pct: 30, idempotence_every: 7, torn: 2, front_ends: 1 }
     }
 }
 
@@ -54,6 +61,8 @@ pub struct CrashReport {
     pub images: u64,
     /// Of those, images taken while the back end was patching (draining the log).
     pub images_mid_patch: u64,
+    /// Of those, images with lines persisted in part.
+    pub images_torn: u64,
     /// Idempotence re-runs.
     pub idempotence_checks: u64,
     /// Every violation, with its seed and fence.
@@ -68,6 +77,7 @@ impl CrashReport {
         self.fences += o.fences;
         self.images += o.images;
         self.images_mid_patch += o.images_mid_patch;
+        self.images_torn += o.images_torn;
         self.idempotence_checks += o.idempotence_checks;
         self.violations.extend(o.violations);
     }
@@ -118,14 +128,47 @@ fn run_op(fs: &Fs, op: &Op) -> Result<(), nicfs_frontend::FsError> {
 
 /// The small file system every sequence runs on (1 MiB; a 64 KiB log forces drains).
 pub fn crash_format() -> FormatConfig {
+    crash_format_for(1)
+}
+
+/// [`crash_format`] with `front_ends` log spaces.
+pub fn crash_format_for(front_ends: usize) -> FormatConfig {
     FormatConfig {
         size_bytes: 1 << 20,
         inodes: 64,
-        log_spaces: 1,
+        log_spaces: front_ends as u32,
         log_headers: 64,
         log_data_bytes: 64 << 10,
         journal_blocks: 8,
     }
+}
+
+/// A populated image of [`crash_format`] for corruption tests: applied files and directories
+/// (`/d`, `/d/f0`, `/d/f2`..`/d/f5` of 5,000 + 3,000·i bytes of `i + 1`) plus records still
+/// pending in the log (a rename of `/d/f1` to `/g`, a truncation of `/d/f2` to 10 bytes, and
+/// "pending" written at offset 100 of `/d/f3`).
+pub fn populated_image() -> (Vec<u8>, nicfs_layout::Geometry) {
+    let fmt = crash_format();
+    let pm = Arc::new(CrashPm::new(fmt.size_bytes));
+    let geo = mkfs(pm.as_ref(), &fmt, 3).expect("mkfs");
+    let shared: SharedPm = pm.clone();
+    let comm = Arc::new(CommRegion::anonymous().expect("comm region"));
+    let (sh, _) = open(shared.clone(), comm.clone(), BackendConfig::free()).expect("back end");
+    let link = Box::new(DirectLink::new(sh, 0));
+    let fs = Fs::new(Client::attach_with(shared, comm, 0, link, FrontendConfig::default()).expect("attach"));
+    fs.mkdir("/d", 0o755).expect("mkdir");
+    for i in 0..6 {
+        let fd = fs.open(&format!("/d/f{i}"), OpenFlags::CREATE, 0o644).expect("create");
+        fs.pwrite(fd, &vec![i as u8 + 1; 5000 + i * 3000], 0).expect("write");
+        fs.close(fd).expect("close");
+    }
+    fs.client().sync_all().expect("sync");
+    fs.rename("/d/f1", "/g").expect("rename");
+    fs.truncate("/d/f2", 10).expect("truncate");
+    let fd = fs.open("/d/f3", OpenFlags::RDWR, 0).expect("open");
+    fs.pwrite(fd, b"pending", 100).expect("write");
+    std::mem::forget(fs); // leave the last records in the log
+    (pm.live_image(), geo)
 }
 
 fn summarize(t: &Tree) -> String {
@@ -235,23 +278,34 @@ fn check_image(ctx: &mut Ctx, img: Vec<u8>, fence: u64) {
 }
 
 /// Runs one seeded sequence. A failure message names the seed, so any violation can be
-/// replayed with `nicfs crashcheck --seed N --count 1`.
+/// replayed with `nicfs crashcheck --seed N --count 1` (and the same `--front-ends`).
 pub fn run_seed(seed: u64, cfg: &CrashConfig) -> CrashReport {
-    let fmt = crash_format();
+    let front_ends = cfg.front_ends.clamp(1, 2);
+    let fmt = crash_format_for(front_ends);
     let pm = Arc::new(CrashPm::new(fmt.size_bytes));
     let mut report = CrashReport { sequences: 1, ..CrashReport::default() };
-    let setup = (|| -> Result<Fs, String> {
+    let setup = (|| -> Result<Vec<Fs>, String> {
         mkfs(pm.as_ref(), &fmt, seed).map_err(|e| e.to_string())?;
         let shared: SharedPm = pm.clone();
         let comm = Arc::new(CommRegion::anonymous().map_err(|e| e.to_string())?);
         let (sh, _) = open(shared.clone(), comm.clone(), backend_cfg()).map_err(|e| e.to_string())?;
-        let link = Box::new(DirectLink::new(sh, 0));
-        let c = Client::attach_with(shared, comm, 0, link, FrontendConfig::default())
-            .map_err(|e| e.to_string())?;
-        Ok(Fs::new(c))
+        (0..front_ends)
+            .map(|slot| {
+                let link = Box::new(DirectLink::new(sh.clone(), slot));
+                Client::attach_with(
+                    shared.clone(),
+                    comm.clone(),
+                    slot as u32,
+                    link,
+                    FrontendConfig::default(),
+                )
+                .map(Fs::new)
+                .map_err(|e| e.to_string())
+            })
+            .collect()
     })();
-    let fs = match setup {
-        Ok(fs) => fs,
+    let fss = match setup {
+        Ok(fss) => fss,
         Err(e) => {
             report.violations.push(format!("seed {seed}: setup failed: {e}"));
             return report;
@@ -270,8 +324,10 @@ pub fn run_seed(seed: u64, cfg: &CrashConfig) -> CrashReport {
     pm.set_observer(Some(Box::new(move |cp| {
         let mut ctx = c2.lock().unwrap_or_else(|e| e.into_inner());
         ctx.report.fences += 1;
-        let subsets = ctx.cfg.subsets;
-        for img in cp.images(subsets, ctx.seed.rotate_left(17) ^ cp.fence_index()) {
+        let (subsets, torn) = (ctx.cfg.subsets, ctx.cfg.torn);
+        let (images, n_torn) = cp.images(subsets, torn, ctx.seed.rotate_left(17) ^ cp.fence_index());
+        ctx.report.images_torn += n_torn as u64;
+        for img in images {
             if ctx.draining {
                 ctx.report.images_mid_patch += 1;
             }
@@ -282,15 +338,17 @@ pub fn run_seed(seed: u64, cfg: &CrashConfig) -> CrashReport {
     let mut model = Tree::new();
     for _ in 0..cfg.ops {
         let op = gen_op(&mut rng, &model);
+        // One front end draws nothing here, so its sequences are those of earlier versions.
+        let fs = if front_ends > 1 { &fss[rng.below(front_ends as u64) as usize] } else { &fss[0] };
         let mut next = model.clone();
         apply(&mut next, &op);
         {
             let mut c = ctx.lock().unwrap_or_else(|e| e.into_inner());
             c.inflight = Some(next.clone());
-            c.last_op = format!("{:?}", short(&op));
+            c.last_op = format!("{:?} on front end {}", short(&op), fs.client().slot());
             c.report.ops += 1;
         }
-        if let Err(e) = run_op(&fs, &op) {
+        if let Err(e) = run_op(fs, &op) {
             let mut c = ctx.lock().unwrap_or_else(|e| e.into_inner());
             let v = format!("seed {seed}: file system refused valid {:?}: {e}", short(&op));
             c.report.violations.push(v);
@@ -309,9 +367,11 @@ pub fn run_seed(seed: u64, cfg: &CrashConfig) -> CrashReport {
             ctx.lock().unwrap_or_else(|e| e.into_inner()).draining = false;
         }
     }
-    let _ = fs.client().sync_all();
+    for fs in &fss {
+        let _ = fs.client().sync_all();
+    }
     pm.set_observer(None);
-    drop(fs);
+    drop(fss);
     let mut c = ctx.lock().unwrap_or_else(|e| e.into_inner());
     // The final live image must also recover to the final state.
     let img = pm.live_image();

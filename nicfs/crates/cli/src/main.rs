@@ -4,13 +4,16 @@
 //! nicfs mkfs   --pm /dev/shm/nicfs --size 1GiB      create and format the PM file
 //! nicfs daemon --pm /dev/shm/nicfs                  run the back end (recovers first)
 //! nicfs mount  --pm /dev/shm/nicfs /mnt/nicfs       FUSE mount (front end; --with-daemon)
-//! nicfs fsck   --pm /dev/shm/nicfs [--repair]       check (and recover) the image
+//! nicfs fsck   --pm /dev/shm/nicfs [--repair]       check (and repair) the image
 //! nicfs stat   --pm /dev/shm/nicfs                  geometry, logs, usage
 //! nicfs crashcheck | mpcheck | bench                checkers and benchmarks
+//! nicfs figure paper                               the paper's figures, in virtual time
 //! ```
 
 mod bench;
 mod cmd;
+mod figure;
+mod fsck;
 mod mp;
 
 use anyhow::Result;

@@ -17,7 +17,8 @@ pub(crate) fn parse_mode(s: &str) -> Result<Mode> {
     match s {
         "private" => Ok(Mode::Private),
         "shared" => Ok(Mode::Shared),
-        other => bail!("unknown mode {other:?} (private or shared)"),
+        "overlap" => Ok(Mode::Overlap),
+        other => bail!("unknown mode {other:?} (private, shared or overlap)"),
     }
 }
 
@@ -51,7 +52,7 @@ pub(crate) fn mpcheck(workers: u64, mode: &str, ops: u64, seed: u64) -> Result<(
     if std::env::var("NICFS_NOPIPE").is_ok() {
         cfg.pipeline = false;
     }
-    let (be, _comm) = start_backend(&pm, cfg, false)?;
+    let (be, _lock) = start_backend(&pm, cfg, false)?;
     let exe = std::env::current_exe()?;
     let children: Vec<_> = (0..workers)
         .map(|id| {

@@ -3,40 +3,14 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
-use nicfs::crashcheck::crash_format;
+use nicfs::crashcheck::populated_image as populated;
 use nicfs::model::read_tree;
 use nicfs::rng::Rng;
-use nicfs_backend::{BackendConfig, DirectLink, open};
+use nicfs_backend::{BackendConfig, open};
 use nicfs_comm::CommRegion;
-use nicfs_frontend::{Client, FrontendConfig, Fs, OpenFlags};
-use nicfs_layout::{BLOCK_SIZE, Geometry};
+use nicfs_layout::BLOCK_SIZE;
 use nicfs_pm::{CrashPm, Pm, PmAddr, SharedPm};
-use nicfs_store::{FsError, Space, fsck, mkfs};
-
-/// A populated image: applied files and directories plus records still pending in the log.
-fn populated() -> (Vec<u8>, Geometry) {
-    let fmt = crash_format();
-    let pm = Arc::new(CrashPm::new(fmt.size_bytes));
-    let geo = mkfs(pm.as_ref(), &fmt, 3).unwrap();
-    let shared: SharedPm = pm.clone();
-    let comm = Arc::new(CommRegion::anonymous().unwrap());
-    let (sh, _) = open(shared.clone(), comm.clone(), BackendConfig::free()).unwrap();
-    let link = Box::new(DirectLink::new(sh, 0));
-    let fs = Fs::new(Client::attach_with(shared, comm, 0, link, FrontendConfig::default()).unwrap());
-    fs.mkdir("/d", 0o755).unwrap();
-    for i in 0..6 {
-        let fd = fs.open(&format!("/d/f{i}"), OpenFlags::CREATE, 0o644).unwrap();
-        fs.pwrite(fd, &vec![i as u8 + 1; 5000 + i * 3000], 0).unwrap();
-        fs.close(fd).unwrap();
-    }
-    fs.client().sync_all().unwrap();
-    fs.rename("/d/f1", "/g").unwrap();
-    fs.truncate("/d/f2", 10).unwrap();
-    let fd = fs.open("/d/f3", OpenFlags::RDWR, 0).unwrap();
-    fs.pwrite(fd, b"pending", 100).unwrap();
-    std::mem::forget(fs); // leave the last records in the log
-    (pm.live_image(), geo)
-}
+use nicfs_store::{FsError, Space, fsck};
 
 /// Recovery + fsck + tree walk on an image; returns the recovery outcome.
 fn recover(img: Vec<u8>) -> Result<(), String> {
@@ -101,6 +75,28 @@ fn corrupt_log_payload_is_reported() {
     img[at] ^= 1;
     let err = recover(img).unwrap_err();
     assert!(err.contains("payload checksum"), "{err}");
+}
+
+/// Regression (issue 18): directory entries had no checksum; a flipped bit renamed `paced3`
+/// to `pabed3` and fsck found 0 problems.
+#[test]
+fn regression_issue_18_a_flipped_bit_in_a_file_name_is_a_problem() {
+    let (mut img, _) = populated();
+    let pm: SharedPm = Arc::new(CrashPm::from_image(img.clone()));
+    let space = Space::open(pm).unwrap();
+    let root = nicfs_store::read_inode(&space, nicfs_layout::ROOT_INO).unwrap();
+    let (slot, d) = nicfs_store::dir_entries(&space, &root)
+        .unwrap()
+        .into_iter()
+        .find(|(_, d)| d.name == b"d")
+        .expect("/d exists");
+    assert_eq!(d.name, b"d");
+    // The name starts 12 bytes into the slot; 'd' ^ 0x02 = 'f', still a valid name.
+    img[slot.get() as usize + 12] ^= 0x02;
+    let space = Space::open(Arc::new(CrashPm::from_image(img))).unwrap();
+    let f = fsck(&space);
+    assert!(!f.is_clean(), "a renamed entry went unnoticed");
+    assert!(f.problems.iter().any(|p| p.contains("checksum")), "{:?}", f.problems);
 }
 
 #[test]

@@ -4,6 +4,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::mono_ns;
 
+/// Set in a lease entry's writer word while the writer is revoked but its log is not yet
+/// applied: the holder's checks fail, and every other requester still waits for the drain.
+pub const REVOKED: u64 = 1 << 63;
+
 /// Which access a lease allows.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum LeaseMode {
@@ -165,15 +169,32 @@ impl<'a> LeaseTable<'a> {
         self.words.get(idx * 8..idx * 8 + 8).map(|w| LeaseEntry { w })
     }
 
-    /// Back end: the entry for `ino`, claiming a free or expired-and-idle one if needed.
-    pub fn find_or_claim(&self, ino: u64) -> Option<usize> {
+    /// The entry for `ino`, if there is one (never claims). Entries are never emptied once
+    /// claimed, so the probe may stop at the first empty entry, as claiming does.
+    pub fn find(&self, ino: u64) -> Option<usize> {
+        for (i, e) in self.probe(ino) {
+            if e.ino() == ino {
+                return Some(i);
+            }
+            if e.ino() == 0 {
+                return None;
+            }
+        }
+        None
+    }
+
+    /// The entries in the order a lookup of `ino` visits them (open addressing).
+    fn probe(&self, ino: u64) -> impl Iterator<Item = (usize, LeaseEntry<'a>)> + '_ {
         let n = self.len();
         let start = (ino as usize).wrapping_mul(0x9E37_79B9) % n;
+        (0..n).filter_map(move |k| self.entry((start + k) % n).map(|e| ((start + k) % n, e)))
+    }
+
+    /// Back end: the entry for `ino`, claiming a free or expired-and-idle one if needed.
+    pub fn find_or_claim(&self, ino: u64) -> Option<usize> {
         let now = mono_ns();
         let mut reusable = None;
-        for k in 0..n {
-            let i = (start + k) % n;
-            let e = self.entry(i)?;
+        for (i, e) in self.probe(ino) {
             if e.ino() == ino {
                 return Some(i);
             }
@@ -206,8 +227,10 @@ mod tests {
     fn grants_and_checks() {
         let words: Vec<AtomicU64> = (0..8 * 16).map(|_| AtomicU64::new(0)).collect();
         let t = LeaseTable::new(&words);
+        assert_eq!(t.find(42), None);
         let i = t.find_or_claim(42).unwrap();
         assert_eq!(t.find_or_claim(42), Some(i));
+        assert_eq!(t.find(42), Some(i));
         let e = t.entry(i).unwrap();
         e.set_grant(42, 3, 0b1, mono_ns() + 1_000_000_000);
         assert!(e.enter(42, 2, LeaseMode::Write, 0));

@@ -24,7 +24,7 @@ mod ring;
 mod seqlock;
 
 pub use clock::{mono_ns, pid_alive};
-pub use lease::{LeaseEntry, LeaseMode, LeaseTable};
+pub use lease::{LeaseEntry, LeaseMode, LeaseTable, REVOKED};
 pub use msg::{Msg, MsgKind};
 pub use region::{CommError, CommRegion, MAX_SLOTS, Slot};
 pub use ring::Ring;

@@ -21,6 +21,10 @@ pub enum MsgKind {
     Ok,
     /// Failure (arg0 = errno).
     Err,
+    /// Reserve data blocks for records about to be logged: at least arg0, up to arg1. The
+    /// grant is added to the slot's quota word. Reply: `Ok` (arg0 = blocks granted), or `Err`
+    /// with ENOSPC when fewer than arg0 are free and unreserved.
+    Reserve,
 }
 
 impl MsgKind {
@@ -30,7 +34,7 @@ impl MsgKind {
 
     fn from_code(c: u32) -> Option<MsgKind> {
         use MsgKind::*;
-        [Hello, LeaseReq, Lease, AllocInodes, Inodes, Drain, Goodbye, Ok, Err]
+        [Hello, LeaseReq, Lease, AllocInodes, Inodes, Drain, Goodbye, Ok, Err, Reserve]
             .get(c.checked_sub(1)? as usize)
             .copied()
     }
@@ -80,6 +84,8 @@ mod tests {
     fn round_trip_and_garbage() {
         let m = Msg::new(MsgKind::LeaseReq, 7, &[42, 2]);
         assert_eq!(Msg::decode(&m.encode()), Some(m));
+        let r = Msg::new(MsgKind::Reserve, 8, &[3, 256]);
+        assert_eq!(Msg::decode(&r.encode()), Some(r));
         assert_eq!(Msg::decode(&[0; 8]), None);
         assert_eq!(Msg::decode(&[99; 8]), None);
     }

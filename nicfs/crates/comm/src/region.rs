@@ -31,10 +31,15 @@ pub enum CommError {
     BadRegion,
 }
 
-/// One front end's slot: its owner and its two rings.
+/// One front end's slot: its owner, its block quota and its two rings.
 pub struct Slot<'a> {
     /// Owner pid (0 = free).
     pub owner: &'a AtomicU64,
+    /// Data blocks the back end reserved for this slot's front end and it has not yet spent
+    /// on logged records. The back end adds to it when it grants a reservation; the front end
+    /// subtracts what a record reserves once the record is logged. It belongs to the slot, not
+    /// to one owner, and outlives a back-end restart (the region is a file).
+    pub quota: &'a AtomicU64,
     /// Front end -> back end.
     pub req: Ring<'a>,
     /// Back end -> front end.
@@ -98,6 +103,7 @@ impl CommRegion {
         let w = &self.words()[base..base + SLOT_BYTES / 8];
         Slot {
             owner: &w[0],
+            quota: &w[1],
             req: Ring::new(&w[8..8 + RING_BYTES / 8]),
             resp: Ring::new(&w[8 + RING_BYTES / 8..]),
         }

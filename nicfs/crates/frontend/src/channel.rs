@@ -18,38 +18,67 @@ pub trait Link: Send {
 }
 
 /// The comm channel: this process's slot rings in the shared comm region.
+///
+/// A request to a back end that has died waits for a new one (up to the configured bound)
+/// and is sent again to it: every request is safe to repeat.
 pub struct RingLink {
     comm: Arc<CommRegion>,
     slot: usize,
     next_id: u32,
     timeout_ns: u64,
+    backend_wait_ns: u64,
+}
+
+/// Progress of one call: when it started, when the back end was first seen dead.
+struct Waiting {
+    start: u64,
+    dead_since: Option<u64>,
+    spins: u32,
 }
 
 impl RingLink {
-    /// A link over `slot` of `comm`.
-    pub fn new(comm: Arc<CommRegion>, slot: usize, timeout_ms: u64) -> RingLink {
+    /// A link over `slot` of `comm`: a running back end must answer within `timeout_ms`; a
+    /// dead one must be back within `backend_wait_ms`.
+    pub fn new(comm: Arc<CommRegion>, slot: usize, timeout_ms: u64, backend_wait_ms: u64) -> RingLink {
         // Start ids away from those a previous owner of the slot may have left in the ring.
         let next_id = (mono_ns() as u32).max(1);
-        RingLink { comm, slot, next_id, timeout_ns: timeout_ms * 1_000_000 }
+        RingLink {
+            comm,
+            slot,
+            next_id,
+            timeout_ns: timeout_ms * 1_000_000,
+            backend_wait_ns: backend_wait_ms * 1_000_000,
+        }
     }
 
-    fn wait(&self, start: u64, spins: &mut u32) -> Result<(), FsError> {
-        *spins += 1;
-        if *spins < 200 {
+    fn wait(&self, w: &mut Waiting) -> Result<(), FsError> {
+        w.spins += 1;
+        if w.spins < 200 {
             std::hint::spin_loop();
-        } else if *spins < 2000 {
+        } else if w.spins < 2000 {
             std::thread::yield_now();
         } else {
             std::thread::sleep(std::time::Duration::from_micros(50));
         }
-        if (*spins).is_multiple_of(1024) {
-            let elapsed = mono_ns() - start;
+        if w.spins.is_multiple_of(1024) {
+            let now = mono_ns();
             let pid = self.comm.backend_pid().load(Ordering::Acquire);
-            if elapsed > self.timeout_ns {
-                return Err(FsError::Backend("no reply from the back end".into()));
-            }
-            if pid != 0 && !pid_alive(pid) && elapsed > 1_000_000_000 {
-                return Err(FsError::Backend("the back end is not running".into()));
+            if pid != 0 && !pid_alive(pid) {
+                let since = *w.dead_since.get_or_insert(now);
+                if now - since > self.backend_wait_ns {
+                    return Err(FsError::Backend(format!(
+                        "the back end (pid {pid}) is not running and did not come back within {} ms",
+                        self.backend_wait_ns / 1_000_000
+                    )));
+                }
+            } else {
+                if w.dead_since.take().is_some() {
+                    // A new back end: it gets the whole reply timeout.
+                    w.start = now;
+                }
+                if now - w.start > self.timeout_ns {
+                    return Err(FsError::Backend("no reply from the back end".into()));
+                }
             }
         }
         Ok(())
@@ -61,26 +90,25 @@ impl Link for RingLink {
         let id = self.next_id;
         self.next_id = self.next_id.wrapping_add(1).max(1);
         let s = self.comm.slot(self.slot);
-        let start = mono_ns();
+        let mut w = Waiting { start: mono_ns(), dead_since: None, spins: 0 };
         let msg = Msg::new(kind, id, args);
-        let mut spins = 0u32;
         let mut backend = self.comm.backend_pid().load(Ordering::Acquire);
         while !s.req.push(&msg) {
-            self.wait(start, &mut spins)?;
+            self.wait(&mut w)?;
         }
         loop {
             match s.resp.pop() {
                 Some(Some(r)) if r.id == id => return check(kind, r),
                 Some(_) => continue, // a stale or garbled reply
                 None => {
-                    self.wait(start, &mut spins)?;
+                    self.wait(&mut w)?;
                     // A restarted back end never saw a request its predecessor had taken:
                     // send it again (every request is safe to repeat).
                     let now = self.comm.backend_pid().load(Ordering::Acquire);
                     if now != backend && now != 0 {
                         backend = now;
                         while !s.req.push(&msg) {
-                            self.wait(start, &mut spins)?;
+                            self.wait(&mut w)?;
                         }
                     }
                 }

@@ -1,17 +1,22 @@
 //! The per-process client: attachment to a log space, leases, and data operations.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use nicfs_comm::{CommRegion, LeaseMode, MsgKind};
 use nicfs_layout::{FileType, Ino, Inode, LogOp, SetAttrMask};
 use nicfs_pm::SharedPm;
-use nicfs_store::{FsError, LogSpace, Space, now_ns};
+use nicfs_store::{FsError, LogSpace, Space, blocks_to_map, now_ns, read_inode};
 
 use crate::channel::{Link, RingLink};
 use crate::logwriter::LogWriter;
 use crate::updates::{DirUpdates, FileUpdates};
 use crate::{FrontendConfig, Stat};
+
+/// Blocks asked for at a time when the quota runs short (the back end grants less when space
+/// is scarce): 1 MiB, so a stream of small writes asks about once per 256 blocks.
+const GRANT_BLOCKS: u64 = 256;
 
 /// Mutable per-process state, behind one lock.
 pub(crate) struct State {
@@ -52,7 +57,7 @@ impl Client {
             .claim_slot(pid, space.geo_ref().log_spaces as usize)
             .ok_or_else(|| FsError::Backend("no free log space".into()))?;
         comm.slot(slot).resp.reset();
-        let link = Box::new(RingLink::new(comm.clone(), slot, cfg.request_timeout_ms));
+        let link = Box::new(RingLink::new(comm.clone(), slot, cfg.request_timeout_ms, cfg.backend_wait_ms));
         match Client::attach_with(pm, comm.clone(), slot as u32, link, cfg) {
             Ok(c) => Ok(c),
             Err(e) => {
@@ -110,6 +115,15 @@ impl Client {
         st.log.tail() - st.log.space().head(self.pm.as_ref())
     }
 
+    /// Whether a record with `len` payload bytes can be logged now without waiting for the
+    /// back end to apply older ones (back-pressure). A driver that runs the back end itself
+    /// checks this before a call that logs.
+    pub fn log_room(&self, len: u64) -> bool {
+        let mut st = self.lock();
+        let State { log, .. } = &mut *st;
+        log.has_room(self.pm.as_ref(), len)
+    }
+
     /// Waits until the back end has applied every record this process logged.
     pub fn sync_all(&self) -> Result<(), FsError> {
         let mut st = self.lock();
@@ -141,7 +155,35 @@ impl Client {
         Ok(idx)
     }
 
+    /// Whether the back end is gone (its process died and no new one has started yet).
+    fn backend_down(&self) -> bool {
+        let pid = self.comm.backend_pid().load(Ordering::Acquire);
+        pid != 0 && !nicfs_comm::pid_alive(pid)
+    }
+
+    /// Whether `ino` can be read without a lease while the back end is down: no other front
+    /// end can have acknowledged updates of it that are not in the public space. That holds
+    /// when nobody else holds its write grant, or the other writer's grant has expired (so it
+    /// cannot start another write until a back end returns), it has no write in flight, and
+    /// its log is fully applied.
+    fn readable_without_lease(&self, ino: Ino) -> bool {
+        let table = self.comm.leases();
+        let Some(e) = table.find(ino.0 as u64).and_then(|i| table.entry(i)) else { return true };
+        let w = e.writer() & !nicfs_comm::REVOKED;
+        if w == 0 || w == self.slot as u64 + 1 {
+            return true;
+        }
+        let applied = LogSpace::open(&self.space, (w - 1) as u32)
+            .is_ok_and(|ls| ls.head(self.pm.as_ref()) >= ls.tail(self.pm.as_ref()));
+        e.expiry() <= nicfs_comm::mono_ns() && e.active_writes() == 0 && applied
+    }
+
     /// Runs `f` while holding leases `need` (each at least in the given mode).
+    ///
+    /// While the back end is down, read leases that cannot be had are not needed where
+    /// [`readable_without_lease`](Self::readable_without_lease) allows: reads of applied data
+    /// keep working. Cached views of such inodes are dropped first (no grant vouches for them).
+    /// Everything else waits for the back end (see `FrontendConfig::backend_wait_ms`).
     pub(crate) fn with_leases<R>(
         &self,
         st: &mut State,
@@ -154,6 +196,21 @@ impl Client {
                 Some(e) if m == LeaseMode::Write => e.1 = m,
                 Some(_) => {}
                 None => uniq.push((ino, m)),
+            }
+        }
+        let margin = self.cfg.lease_margin_ms * 1_000_000;
+        if uniq.iter().all(|&(_, m)| m == LeaseMode::Read) && self.backend_down() {
+            let held = |&(ino, m): &(Ino, LeaseMode)| {
+                st.leases.get(&ino).is_some_and(|&i| {
+                    self.comm.leases().entry(i).is_some_and(|e| e.allows(ino.0 as u64, self.slot, m, margin))
+                })
+            };
+            if !uniq.iter().all(held) && uniq.iter().all(|&(ino, _)| self.readable_without_lease(ino)) {
+                for (ino, _) in &uniq {
+                    st.inodes.remove(ino);
+                    st.dirs.remove(ino);
+                }
+                return f(self, st);
             }
         }
         let table = self.comm.leases();
@@ -185,8 +242,53 @@ impl Client {
         Err(FsError::Backend("could not keep leases (livelock)".into()))
     }
 
+    /// Makes sure this slot's quota covers `need` blocks, asking the back end for more. When
+    /// the back end has too few, the records of this front end that it has not applied yet
+    /// may be what holds the space (their reservations, or the blocks of files they remove),
+    /// so it drains this log and asks once more before failing with [`FsError::NoSpace`].
+    pub(crate) fn ensure_quota(&self, st: &mut State, need: u64) -> Result<(), FsError> {
+        let quota = self.comm.slot(self.slot as usize).quota;
+        for attempt in 0..2 {
+            let have = quota.load(Ordering::Acquire);
+            if have >= need {
+                return Ok(());
+            }
+            match st.chan.call(MsgKind::Reserve, &[need - have, (need - have).max(GRANT_BLOCKS)]) {
+                Ok(_) => return Ok(()),
+                Err(FsError::NoSpace) if attempt == 0 => {
+                    let tail = st.log.tail();
+                    if tail > 0 && st.log.space().head(self.pm.as_ref()) < tail {
+                        st.chan.call(MsgKind::Drain, &[tail - 1])?;
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Err(FsError::NoSpace)
+    }
+
+    /// The blocks a write of `len` bytes at `offset` may allocate when applied: the holes of
+    /// the range in the public space (and the index blocks above them), or the worst case
+    /// while a truncation of this front end that could free blocks in between is pending.
+    /// The write lease on `ino` keeps every other front end from changing it meanwhile.
+    fn write_reserve(&self, st: &State, ino: Ino, offset: u64, len: u64) -> Result<u32, FsError> {
+        let head = self.head(st);
+        let worst = Inode::worst_case_blocks(offset, len);
+        let n = if st.files.get(&ino).is_some_and(|f| f.has_pending_trunc(head)) {
+            worst
+        } else {
+            self.stable(ino, || {
+                let pi = read_inode(&self.space, ino)?;
+                if pi.nlink == 0 { Ok(worst) } else { blocks_to_map(&self.space, &pi, offset, len) }
+            })?
+        };
+        u32::try_from(n).map_err(|_| FsError::TooBig)
+    }
+
     /// Appends a record and returns its sequence number and payload address; also prunes
-    /// applied update lists now and then.
+    /// applied update lists now and then. The blocks the record reserves come out of the
+    /// slot's quota (asked for first if short), so a record that could not be applied for
+    /// lack of space is never logged.
     pub(crate) fn append(
         &self,
         st: &mut State,
@@ -194,8 +296,14 @@ impl Client {
         payload: &[&[u8]],
         time: i64,
     ) -> Result<(u64, nicfs_pm::PmAddr), FsError> {
+        let len: u64 = payload.iter().map(|p| p.len() as u64).sum();
+        let need = op.reserved_blocks(len as u32);
+        self.ensure_quota(st, need)?;
         let State { log, chan, .. } = st;
         let r = log.append(self.pm.as_ref(), chan.as_mut(), op, payload, time)?;
+        // Logged: the record holds the reservation now (the back end releases it on apply).
+        let quota = self.comm.slot(self.slot as usize).quota;
+        let _ = quota.fetch_update(Ordering::AcqRel, Ordering::Acquire, |q| Some(q.saturating_sub(need)));
         if st.log.appends_since_prune >= 1024 {
             st.log.appends_since_prune = 0;
             let h = st.log.space().head(self.pm.as_ref());
@@ -244,10 +352,19 @@ impl Client {
                 return Err(FsError::TooBig);
             }
             let max = c.cfg.max_record_bytes.min(st.log.space().geo.data_bytes / 4) as usize;
+            // Reserve for every record first: a write that cannot be applied fails here, with
+            // nothing logged, instead of being acknowledged and rejected later.
+            let mut reserves = Vec::new();
             let mut off = offset;
             for chunk in data.chunks(max.max(1)) {
+                reserves.push(c.write_reserve(st, ino, off, chunk.len() as u64)?);
+                off += chunk.len() as u64;
+            }
+            c.ensure_quota(st, reserves.iter().map(|&r| r as u64).sum())?;
+            let mut off = offset;
+            for (chunk, reserve) in data.chunks(max.max(1)).zip(reserves) {
                 let t = now_ns();
-                let (seq, src) = c.append(st, LogOp::Write { ino, offset: off }, &[chunk], t)?;
+                let (seq, src) = c.append(st, LogOp::Write { ino, offset: off, reserve }, &[chunk], t)?;
                 st.files.entry(ino).or_default().add_write(seq, off, chunk.len() as u64, src);
                 off += chunk.len() as u64;
                 v.size = v.size.max(off);
@@ -344,6 +461,11 @@ impl Client {
 
 impl Drop for Client {
     fn drop(&mut self) {
+        // A dead back end cannot hear it (and waiting for a new one would stall the exit); the
+        // next back end reaps the slot once this process is gone.
+        if self.backend_down() {
+            return;
+        }
         let st = self.st.get_mut().unwrap_or_else(|e| e.into_inner());
         let _ = st.chan.call(MsgKind::Goodbye, &[]);
     }

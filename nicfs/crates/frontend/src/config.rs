@@ -8,8 +8,13 @@ use serde::{Deserialize, Serialize};
 pub struct FrontendConfig {
     /// A lease is renewed when less than this remains, in ms. Default: 200.
     pub lease_margin_ms: u64,
-    /// How long to wait for a back-end reply before failing with EIO, in ms. Default: 30000.
+    /// How long to wait for a reply from a running back end before failing with EIO, in ms.
+    /// Default: 30000.
     pub request_timeout_ms: u64,
+    /// How long a call that needs the back end waits for it to come back after it died (is
+    /// restarted), in ms; then the call fails with EIO. Reads that need no lease (see
+    /// `Client`) do not wait. Default: 60000.
+    pub backend_wait_ms: u64,
     /// Largest payload of one log record; larger writes are split, in bytes. Default: 1 MiB
     /// (capped at a quarter of the log data region).
     pub max_record_bytes: u64,
@@ -17,7 +22,12 @@ pub struct FrontendConfig {
 
 impl Default for FrontendConfig {
     fn default() -> Self {
-        FrontendConfig { lease_margin_ms: 200, request_timeout_ms: 30_000, max_record_bytes: 1 << 20 }
+        FrontendConfig {
+            lease_margin_ms: 200,
+            request_timeout_ms: 30_000,
+            backend_wait_ms: 60_000,
+            max_record_bytes: 1 << 20,
+        }
     }
 }
 

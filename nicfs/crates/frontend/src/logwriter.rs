@@ -56,6 +56,12 @@ impl LogWriter {
         if p + len - data_head > d { None } else { Some(p) }
     }
 
+    /// Whether a record with `len` payload bytes fits in the log now (no drain needed).
+    pub(crate) fn has_room(&mut self, pm: &dyn Pm, len: u64) -> bool {
+        let head = self.ls.head(pm);
+        self.fits(head, len).is_some()
+    }
+
     /// Appends one record and returns (seq, PM address of the payload). Durable on return.
     /// When the log is full it asks the back end to drain and waits (back-pressure).
     pub(crate) fn append(

@@ -5,7 +5,8 @@ use nicfs_pm::PmAddr;
 
 use crate::Client;
 
-/// Totals (approximate while logs are not applied).
+/// Totals (approximate while logs are not applied: blocks that pending records will free
+/// count as used, blocks they will allocate as free).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct StatFs {
     /// Data blocks.
@@ -19,7 +20,12 @@ pub struct StatFs {
 }
 
 impl Client {
-    /// Counts free blocks and inodes in the public space.
+    fn reserved_by_front_ends(&self, slots: usize) -> u64 {
+        (0..slots).map(|i| self.comm.slot(i).quota.load(std::sync::atomic::Ordering::Acquire)).sum()
+    }
+
+    /// Counts free blocks and inodes in the public space; blocks front ends have reserved and
+    /// not yet spent do not count as free.
     pub fn statfs(&self) -> StatFs {
         let geo = *self.space.geo_ref();
         let count = |start: u32, blocks: u32, n: u32| {
@@ -29,7 +35,8 @@ impl Client {
         };
         StatFs {
             blocks: geo.data_blocks as u64,
-            free_blocks: count(geo.bbitmap_start, geo.bbitmap_blocks, geo.data_blocks),
+            free_blocks: count(geo.bbitmap_start, geo.bbitmap_blocks, geo.data_blocks)
+                .saturating_sub(self.reserved_by_front_ends(geo.log_spaces as usize)),
             inodes: geo.inode_count as u64,
             free_inodes: count(geo.ibitmap_start, geo.ibitmap_blocks, geo.inode_count),
         }

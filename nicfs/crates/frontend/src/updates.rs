@@ -54,18 +54,25 @@ impl FileUpdates {
         self.truncs.retain(|(s, _)| *s >= head);
     }
 
+    /// Whether a truncation at or after `head` (not yet applied) is pending.
+    pub(crate) fn has_pending_trunc(&self, head: u64) -> bool {
+        self.truncs.iter().any(|(s, _)| *s >= head)
+    }
+
     /// Whether nothing is pending.
     pub(crate) fn is_empty(&self) -> bool {
         self.blocks.is_empty() && self.truncs.is_empty()
     }
 
-    /// Applies pending changes (seq >= `head`) to `buf`, the public content of block `fb`,
-    /// in log order.
-    pub(crate) fn overlay(&self, pm: &dyn Pm, fb: u64, head: u64, buf: &mut [u8]) {
+    /// Applies pending changes (seq >= `head`) to `buf`, the public content of bytes
+    /// `at..at + buf.len()` of block `fb`, in log order.
+    pub(crate) fn overlay(&self, pm: &dyn Pm, fb: u64, head: u64, at: usize, buf: &mut [u8]) {
         let writes = self.blocks.get(&fb).map(Vec::as_slice).unwrap_or(&[]);
         let mut wi = writes.iter().filter(|u| u.seq >= head).peekable();
         let mut ti = self.truncs.iter().filter(|(s, _)| *s >= head).peekable();
-        let start = fb * BLOCK_SIZE;
+        // The part of the block `buf` holds, as block offsets.
+        let (lo, hi) = (at as u64, (at + buf.len()) as u64);
+        let start = fb * BLOCK_SIZE + lo;
         loop {
             let next_w = wi.peek().map(|u| u.seq);
             let next_t = ti.peek().map(|(s, _)| *s);
@@ -73,13 +80,17 @@ impl FileUpdates {
                 (None, None) => break,
                 (Some(w), t) if t.is_none_or(|t| w < t) => {
                     let u = wi.next().expect("peeked");
-                    pm.read(u.src, &mut buf[u.off as usize..(u.off + u.len) as usize]);
+                    let (a, b) = ((u.off as u64).max(lo), ((u.off + u.len) as u64).min(hi));
+                    if a < b {
+                        let src = u.src.add(a - u.off as u64);
+                        pm.read(src, &mut buf[(a - lo) as usize..(b - lo) as usize]);
+                    }
                 }
                 _ => {
                     let (_, size) = ti.next().expect("peeked");
                     if *size <= start {
                         buf.fill(0);
-                    } else if *size < start + BLOCK_SIZE {
+                    } else if *size < start + (hi - lo) {
                         buf[(*size - start) as usize..].fill(0);
                     }
                 }
@@ -117,14 +128,19 @@ mod tests {
         u.add_trunc(6, 50);
         u.add_write(7, 60, 10, PmAddr(100));
         let mut buf = vec![9u8; 4096];
-        u.overlay(&pm, 0, 0, &mut buf);
+        u.overlay(&pm, 0, 0, 0, &mut buf);
         assert!(buf[..50].iter().all(|&b| b == 1));
         assert!(buf[50..60].iter().all(|&b| b == 0));
         assert!(buf[60..70].iter().all(|&b| b == 2));
         assert!(buf[70..].iter().all(|&b| b == 0));
         // Once the head passes seq 6, only the last write remains to overlay.
         let mut buf = vec![9u8; 4096];
-        u.overlay(&pm, 0, 7, &mut buf);
+        u.overlay(&pm, 0, 7, 0, &mut buf);
+        // A part of the block sees the same bytes as the whole block does.
+        let mut part = vec![9u8; 30];
+        u.overlay(&pm, 0, 0, 45, &mut part);
+        assert!(part[..5].iter().all(|&b| b == 1) && part[5..15].iter().all(|&b| b == 0));
+        assert!(part[15..25].iter().all(|&b| b == 2) && part[25..].iter().all(|&b| b == 0));
         assert!(buf[..60].iter().all(|&b| b == 9));
         u.prune(8);
         assert!(u.is_empty());
@@ -165,8 +181,14 @@ mod tests {
             }
             for fb in 0..3u64 {
                 let mut block = vec![0u8; 4096];
-                u.overlay(&pm, fb, 0, &mut block);
+                u.overlay(&pm, fb, 0, 0, &mut block);
                 proptest::prop_assert_eq!(&block[..], &model[fb as usize * 4096..(fb as usize + 1) * 4096]);
+                // Any part of the block, overlaid on its own, agrees.
+                let (a, n) = ((fb as usize * 977) % 4000, 1 + (fb as usize * 131) % 96);
+                let mut part = vec![0u8; n];
+                u.overlay(&pm, fb, 0, a, &mut part);
+                let base = fb as usize * 4096 + a;
+                proptest::prop_assert_eq!(&part[..], &model[base..base + n]);
             }
         }
     }

@@ -14,7 +14,11 @@ const STALE_NS: u64 = 2_000_000_000;
 
 impl Client {
     /// Runs `f` against the public space until it observes no concurrent patch of `ino`.
-    fn stable<R>(&self, ino: Ino, mut f: impl FnMut() -> Result<R, FsError>) -> Result<R, FsError> {
+    pub(crate) fn stable<R>(
+        &self,
+        ino: Ino,
+        mut f: impl FnMut() -> Result<R, FsError>,
+    ) -> Result<R, FsError> {
         let locks = self.comm.seqlocks();
         let mut last = None;
         for _ in 0..1000 {
@@ -97,8 +101,17 @@ impl Client {
         Ok(self.dir_view(st, dir)?.get(name).copied())
     }
 
-    /// Reads file block `fb` of `ino`: public bytes plus pending updates at or after `head`.
-    fn read_block(&self, st: &State, ino: Ino, fb: u64, head: u64, buf: &mut [u8]) -> Result<(), FsError> {
+    /// Reads bytes `at..at + buf.len()` of file block `fb` of `ino`: public bytes plus pending
+    /// updates at or after `head`. Only those bytes are read from PM.
+    fn read_block(
+        &self,
+        st: &State,
+        ino: Ino,
+        fb: u64,
+        head: u64,
+        at: usize,
+        buf: &mut [u8],
+    ) -> Result<(), FsError> {
         self.stable(ino, || {
             let pi = read_inode(&self.space, ino)?;
             let block = if pi.nlink > 0 && fb < file_block_count(pi.size) {
@@ -107,13 +120,13 @@ impl Client {
                 None
             };
             match block {
-                Some(b) => self.pm.read(PmAddr(b.byte_offset()), buf),
+                Some(b) => self.pm.read(PmAddr(b.byte_offset() + at as u64), buf),
                 None => buf.fill(0),
             }
             Ok(())
         })?;
         if let Some(u) = st.files.get(&ino) {
-            u.overlay(self.pm.as_ref(), fb, head, buf);
+            u.overlay(self.pm.as_ref(), fb, head, at, buf);
         }
         Ok(())
     }
@@ -138,20 +151,13 @@ impl Client {
         if let Some(u) = st.files.get_mut(&ino) {
             u.prune(head);
         }
-        let mut block = [0u8; BLOCK_SIZE as usize];
         let mut done = 0usize;
         while done < n {
             let pos = offset + done as u64;
             let fb = pos / BLOCK_SIZE;
             let off = (pos % BLOCK_SIZE) as usize;
             let k = (BLOCK_SIZE as usize - off).min(n - done);
-            if k == BLOCK_SIZE as usize {
-                // A whole block: read straight into the caller's buffer.
-                self.read_block(st, ino, fb, head, &mut buf[done..done + k])?;
-            } else {
-                self.read_block(st, ino, fb, head, &mut block)?;
-                buf[done..done + k].copy_from_slice(&block[off..off + k]);
-            }
+            self.read_block(st, ino, fb, head, off, &mut buf[done..done + k])?;
             done += k;
         }
         Ok(n)

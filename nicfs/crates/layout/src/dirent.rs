@@ -1,10 +1,20 @@
-//! Directory entries: fixed 264-byte slots, 15 per block.
+//! Directory entries: fixed 272-byte slots, 15 per block, each with a CRC32.
+//!
+//! ```text
+//! 0..4 inode (0 = free slot) | 4..6 name length | 6 type | 7 zero | 8..12 CRC32 | 12.. name
+//! ```
+//!
+//! The CRC covers bytes 0..8 and the name, so a flipped bit in the inode number, the type, the
+//! length or the name is an error, not a silently different entry. Removing an entry clears
+//! bytes 0..8 only; a free slot's stale name and CRC are ignored.
 
 use crate::codec::{get_u16, get_u32, need, put_u16, put_u32};
 use crate::{BLOCK_SIZE, Ino, LayoutError};
 
 /// Size of one directory-entry slot in bytes.
-pub const DIRENT_SIZE: usize = 264;
+pub const DIRENT_SIZE: usize = 272;
+const CRC_AT: usize = 8;
+const NAME_AT: usize = 12;
 /// Directory-entry slots per block.
 pub const DIRENTS_PER_BLOCK: usize = BLOCK_SIZE as usize / DIRENT_SIZE;
 /// Longest file name in bytes.
@@ -74,6 +84,14 @@ pub fn is_valid_name(name: &[u8]) -> bool {
         && !name.iter().any(|&c| c == b'/' || c == 0)
 }
 
+/// The checksum of a slot: its first 8 bytes, then `len` name bytes.
+fn slot_crc(b: &[u8], len: usize) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    h.update(&b[..CRC_AT]);
+    h.update(&b[NAME_AT..NAME_AT + len]);
+    h.finalize()
+}
+
 impl Dirent {
     /// Encodes into a slot.
     pub fn encode(&self) -> [u8; DIRENT_SIZE] {
@@ -81,11 +99,14 @@ impl Dirent {
         put_u32(&mut b, 0, self.ino.0);
         put_u16(&mut b, 4, self.name.len() as u16);
         b[6] = self.ftype.code();
-        b[8..8 + self.name.len()].copy_from_slice(&self.name);
+        b[NAME_AT..NAME_AT + self.name.len()].copy_from_slice(&self.name);
+        let crc = slot_crc(&b, self.name.len());
+        put_u32(&mut b, CRC_AT, crc);
         b
     }
 
-    /// Decodes a slot: `Ok(None)` for a free slot (inode 0), an error for a malformed one.
+    /// Decodes a slot: `Ok(None)` for a free slot (inode 0), an error for a malformed or
+    /// corrupt one.
     pub fn decode(b: &[u8]) -> Result<Option<Dirent>, LayoutError> {
         const WHAT: &str = "directory entry";
         need(WHAT, b, DIRENT_SIZE)?;
@@ -94,15 +115,24 @@ impl Dirent {
             return Ok(None);
         }
         let len = get_u16(b, 4) as usize;
+        if len == 0 || len > NAME_MAX {
+            return Err(LayoutError::OutOfRange { what: WHAT, field: "name_len", value: len as u64 });
+        }
+        let stored = get_u32(b, CRC_AT);
+        let computed = slot_crc(b, len);
+        if stored != computed {
+            return Err(LayoutError::BadChecksum { what: WHAT, stored, computed });
+        }
         let ftype = FileType::from_code(b[6]).ok_or(LayoutError::OutOfRange {
             what: WHAT,
             field: "type",
             value: b[6] as u64,
         })?;
-        if len == 0 || len > NAME_MAX || !is_valid_name(&b[8..8 + len]) {
+        let name = &b[NAME_AT..NAME_AT + len];
+        if !is_valid_name(name) || b[7] != 0 {
             return Err(LayoutError::OutOfRange { what: WHAT, field: "name", value: len as u64 });
         }
-        Ok(Some(Dirent { ino, ftype, name: b[8..8 + len].to_vec() }))
+        Ok(Some(Dirent { ino, ftype, name: name.to_vec() }))
     }
 }
 
@@ -125,11 +155,32 @@ mod tests {
         }
     }
 
+    /// Regression (issue 18): entries carried no checksum, so a flipped bit renamed `paced3`
+    /// to `pabed3` and fsck reported 0 problems. Every single-bit flip in the checked bytes of
+    /// a used entry is now an error.
+    #[test]
+    fn regression_issue_18_any_bit_flip_in_an_entry_is_detected() {
+        let d = Dirent { ino: Ino(4242), ftype: FileType::Regular, name: b"paced3".to_vec() };
+        let good = d.encode();
+        assert_eq!(Dirent::decode(&good).unwrap(), Some(d.clone()));
+        for bit in 0..(NAME_AT + d.name.len()) * 8 {
+            let mut b = good;
+            b[bit / 8] ^= 1 << (bit % 8);
+            match Dirent::decode(&b) {
+                Err(_) => {}
+                Ok(other) => panic!("bit {bit}: flipped entry decoded as {other:?}"),
+            }
+        }
+    }
+
     #[test]
     fn rejects_bad_names() {
-        let mut b = Dirent { ino: Ino(3), ftype: FileType::Directory, name: b"ok".to_vec() }.encode();
-        b[8] = b'/';
-        assert!(Dirent::decode(&b).is_err());
+        let d = Dirent { ino: Ino(3), ftype: FileType::Directory, name: b"ok".to_vec() };
+        let mut b = d.encode();
+        b[NAME_AT] = b'/';
+        let crc = slot_crc(&b, 2);
+        put_u32(&mut b, CRC_AT, crc);
+        assert!(matches!(Dirent::decode(&b), Err(LayoutError::OutOfRange { field: "name", .. })));
         assert!(!is_valid_name(b".."));
         assert!(!is_valid_name(&[b'a'; 256]));
         assert!(is_valid_name(&[b'a'; 255]));

@@ -41,6 +41,16 @@ pub enum LayoutError {
         /// Bytes available.
         got: usize,
     },
+    /// The image was made in another on-PM format than the one this build reads.
+    #[error(
+        "the image is in NICFS format {found}, this build reads format {supported} only (format 2 added directory-entry checksums and the block reservation of write records); copy the files off with the build that made it, then mkfs"
+    )]
+    Version {
+        /// The image's format.
+        found: u32,
+        /// The format this build reads.
+        supported: u32,
+    },
     /// A format configuration field is unusable.
     #[error("format config: `{field}` {reason}")]
     BadConfig {

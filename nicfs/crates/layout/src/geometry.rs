@@ -7,7 +7,10 @@ use crate::{BLOCK_SIZE, BlockNo, INODE_SIZE, LOG_HEADER_SIZE, LayoutError};
 
 /// Magic number of the superblock ("NICFS01\0").
 pub const SUPERBLOCK_MAGIC: u64 = u64::from_le_bytes(*b"NICFS01\0");
-const VERSION: u32 = 1;
+/// The on-PM format this build reads and writes. Format 2 (issue 18) added checksums to
+/// directory entries and the block reservation of write records; format 1 images are refused
+/// with [`LayoutError::Version`].
+pub const FORMAT_VERSION: u32 = 2;
 const SB_LEN: usize = 96;
 const SB_CRC_AT: usize = 92;
 
@@ -237,7 +240,7 @@ impl Geometry {
     pub fn encode_superblock(&self, uuid: u64) -> [u8; SB_LEN] {
         let mut b = [0u8; SB_LEN];
         put_u64(&mut b, 0, SUPERBLOCK_MAGIC);
-        put_u32(&mut b, 8, VERSION);
+        put_u32(&mut b, 8, FORMAT_VERSION);
         put_u32(&mut b, 12, BLOCK_SIZE as u32);
         let fields = self.fields();
         for (i, (_, v)) in fields.iter().enumerate() {
@@ -282,8 +285,8 @@ impl Geometry {
         }
         check_crc(WHAT, b, SB_CRC_AT)?;
         let version = get_u32(b, 8);
-        if version != VERSION {
-            return Err(LayoutError::OutOfRange { what: WHAT, field: "version", value: version as u64 });
+        if version != FORMAT_VERSION {
+            return Err(LayoutError::Version { found: version, supported: FORMAT_VERSION });
         }
         let bs = get_u32(b, 12);
         if bs as u64 != BLOCK_SIZE {
@@ -343,6 +346,18 @@ mod tests {
         sb[20] ^= 1;
         assert!(matches!(Geometry::decode_superblock(&sb), Err(LayoutError::BadChecksum { .. })));
         assert!(matches!(Geometry::decode_superblock(&[0u8; 10]), Err(LayoutError::Truncated { .. })));
+    }
+
+    #[test]
+    fn an_older_format_is_refused_with_a_clear_error() {
+        let g = Geometry::compute(&FormatConfig::small(4 << 20)).unwrap();
+        let mut sb = g.encode_superblock(7);
+        put_u32(&mut sb, 8, 1);
+        let crc = crc32(&sb[..SB_CRC_AT]);
+        put_u32(&mut sb, SB_CRC_AT, crc);
+        let e = Geometry::decode_superblock(&sb).unwrap_err();
+        assert_eq!(e, LayoutError::Version { found: 1, supported: FORMAT_VERSION });
+        assert!(e.to_string().contains("format 1"), "{e}");
     }
 
     #[test]

@@ -78,6 +78,29 @@ impl Inode {
         (DIRECT_BLOCKS as u64 + PTRS_PER_BLOCK + PTRS_PER_BLOCK * PTRS_PER_BLOCK) * BLOCK_SIZE
     }
 
+    /// The most blocks that mapping `len` bytes at `offset` into a file with no blocks can
+    /// allocate: one per file block, plus the indirect block, the double-indirect block and
+    /// one second-level block per 1024 file blocks that fall in their zones. Writers reserve
+    /// space by this bound (or less, for blocks already mapped) before a write is acknowledged.
+    pub fn worst_case_blocks(offset: u64, len: u64) -> u64 {
+        if len == 0 {
+            return 0;
+        }
+        let first = offset / BLOCK_SIZE;
+        let last = (offset.saturating_add(len) - 1) / BLOCK_SIZE;
+        let d = DIRECT_BLOCKS as u64;
+        let mut n = last - first + 1;
+        if first < d + PTRS_PER_BLOCK && last >= d {
+            n += 1; // the indirect block
+        }
+        if last >= d + PTRS_PER_BLOCK {
+            let lo = first.max(d + PTRS_PER_BLOCK) - d - PTRS_PER_BLOCK;
+            let hi = last - d - PTRS_PER_BLOCK;
+            n += 2 + hi / PTRS_PER_BLOCK - lo / PTRS_PER_BLOCK; // double-indirect + second level
+        }
+        n
+    }
+
     /// Encodes to 128 bytes with a CRC32 at byte 124.
     pub fn encode(&self) -> [u8; INODE_SIZE] {
         let mut b = [0u8; INODE_SIZE];

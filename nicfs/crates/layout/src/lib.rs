@@ -11,7 +11,7 @@
 //! ibitmap      inode allocation bitmap
 //! bbitmap      data-block allocation bitmap
 //! itable       inode table, 128 B inodes (10 direct, 1 indirect, 1 double-indirect, CRC32)
-//! data         data, index and directory blocks (directories: 264 B fixed entries)
+//! data         data, index and directory blocks (directories: 272 B fixed entries with CRC32)
 //! log space 0  log super block | header region (64 B headers) | data region (circular)
 //! log space 1  ...
 //! ```
@@ -35,10 +35,10 @@ pub use bitmap::{bit_get, bit_set};
 pub use codec::crc32;
 pub use dirent::{DIRENT_SIZE, DIRENTS_PER_BLOCK, Dirent, FileType, NAME_MAX, is_valid_name};
 pub use error::LayoutError;
-pub use geometry::{FormatConfig, Geometry, LogSpaceGeometry, SUPERBLOCK_MAGIC};
+pub use geometry::{FORMAT_VERSION, FormatConfig, Geometry, LogSpaceGeometry, SUPERBLOCK_MAGIC};
 pub use inode::mode;
 pub use inode::{DIRECT_BLOCKS, INODE_SIZE, Inode, PTRS_PER_BLOCK};
 pub use journal::{JOURNAL_RECORD_SIZE, JournalHeader, split_record};
-pub use loghdr::{LOG_HEADER_SIZE, LogHeader, LogOp, SetAttrMask};
+pub use loghdr::{DIR_ENTRY_BLOCKS, LOG_HEADER_SIZE, LogHeader, LogOp, SetAttrMask};
 pub use logsuper::{LOG_HEAD_OFFSET, LOG_TAIL_OFFSET, LogSuper};
 pub use types::{BLOCK_SIZE, BlockNo, Ino, ROOT_INO};

@@ -6,7 +6,12 @@
 //! the back end's Log Fetch stage reads headers only and fetches payloads later, on demand.
 
 use crate::codec::{check_crc, crc32, get_u16, get_u32, get_u64, need, put_u16, put_u32, put_u64};
-use crate::{Geometry, Ino, LayoutError, NAME_MAX};
+use crate::{Geometry, Ino, Inode, LayoutError, NAME_MAX};
+
+/// Blocks a new directory entry can allocate: one directory block and, at worst, two index
+/// blocks (double-indirect and second level) to point at it. Create, link and rename reserve
+/// this many (create one more for a symbolic link's target block).
+pub const DIR_ENTRY_BLOCKS: u64 = 3;
 
 /// Size of a log header in bytes (one cache line).
 pub const LOG_HEADER_SIZE: usize = 64;
@@ -44,6 +49,9 @@ pub enum LogOp {
         ino: Ino,
         /// Byte offset.
         offset: u64,
+        /// Data blocks the writer reserved for applying it (at most
+        /// [`Inode::worst_case_blocks`]); the back end releases them once it is applied.
+        reserve: u32,
     },
     /// Set the size of `ino` (shrinking frees blocks, growing reads as zeroes).
     Truncate {
@@ -144,6 +152,18 @@ impl LogOp {
         }
     }
 
+    /// Data blocks reserved for applying this operation, whose payload is `data_len` bytes:
+    /// a write's own reservation, a fixed bound for operations that add a directory entry,
+    /// nothing for the rest (they allocate nothing).
+    pub fn reserved_blocks(&self, data_len: u32) -> u64 {
+        match *self {
+            LogOp::Write { reserve, .. } => reserve as u64,
+            LogOp::Create { name_len, .. } => DIR_ENTRY_BLOCKS + u64::from(data_len > name_len as u32),
+            LogOp::Link { .. } | LogOp::Rename { .. } => DIR_ENTRY_BLOCKS,
+            LogOp::Truncate { .. } | LogOp::Unlink { .. } | LogOp::SetAttr { .. } => 0,
+        }
+    }
+
     /// Whether the operation changes the namespace (directories).
     pub fn is_namespace(&self) -> bool {
         matches!(
@@ -163,7 +183,7 @@ impl LogHeader {
         put_u32(&mut b, 20, self.data_crc);
         put_u64(&mut b, 48, self.time_ns as u64);
         let (code, ino, ino2, a, bb, aux) = match self.op {
-            LogOp::Write { ino, offset } => (1, ino, Ino(0), offset, 0, 0),
+            LogOp::Write { ino, offset, reserve } => (1, ino, Ino(0), offset, reserve as u64, 0),
             LogOp::Truncate { ino, size } => (2, ino, Ino(0), size, 0, 0),
             LogOp::Create { parent, ino, mode, uid, gid, rdev, name_len } => {
                 (3, ino, parent, mode as u64 | (uid as u64) << 32, gid as u64 | (rdev as u64) << 32, name_len)
@@ -201,7 +221,12 @@ impl LogHeader {
         let range = |field, value| LayoutError::OutOfRange { what: WHAT, field, value };
         let name_ok = |len: usize| (1..=NAME_MAX).contains(&len);
         let op = match b[56] {
-            1 => LogOp::Write { ino, offset: a },
+            1 => {
+                if bb > u32::MAX as u64 {
+                    return Err(range("reserve", bb));
+                }
+                LogOp::Write { ino, offset: a, reserve: bb as u32 }
+            }
             2 => LogOp::Truncate { ino, size: a },
             3 => {
                 if !name_ok(aux as usize) || aux as u32 > data_len {
@@ -298,6 +323,11 @@ impl LogHeader {
         {
             return range("offset", offset);
         }
+        if let LogOp::Write { offset, reserve, .. } = self.op
+            && reserve as u64 > Inode::worst_case_blocks(offset, self.data_len as u64)
+        {
+            return range("reserve", reserve as u64);
+        }
         Ok(())
     }
 }
@@ -309,8 +339,8 @@ mod tests {
 
     fn arb_op() -> impl Strategy<Value = (LogOp, u32)> {
         prop_oneof![
-            (1u32..1000, any::<u64>(), 0u32..100_000)
-                .prop_map(|(i, o, l)| (LogOp::Write { ino: Ino(i), offset: o }, l)),
+            (1u32..1000, any::<u64>(), 0u32..100_000, any::<u32>())
+                .prop_map(|(i, o, l, r)| (LogOp::Write { ino: Ino(i), offset: o, reserve: r }, l)),
             (1u32..1000, any::<u64>()).prop_map(|(i, s)| (LogOp::Truncate { ino: Ino(i), size: s }, 0)),
             (1u32..1000, 1u32..1000, any::<u32>(), 1u16..256, 0u32..300).prop_map(|(p, i, m, n, t)| (
                 LogOp::Create { parent: Ino(p), ino: Ino(i), mode: m, uid: 5, gid: 6, rdev: 0, name_len: n },
@@ -350,7 +380,7 @@ mod tests {
         #[test]
         fn any_bit_flip_is_detected(bit in 0usize..512) {
             let h = LogHeader { seq: 9, data_pos: 100, data_len: 5, data_crc: 1, time_ns: 3,
-                op: LogOp::Write { ino: Ino(4), offset: 4096 } };
+                op: LogOp::Write { ino: Ino(4), offset: 4096, reserve: 1 } };
             let mut b = h.encode();
             b[bit / 8] ^= 1 << (bit % 8);
             prop_assert!(LogHeader::decode(&b).is_err());
@@ -366,8 +396,27 @@ mod tests {
             data_len: 1,
             data_crc: 0,
             time_ns: 0,
-            op: LogOp::Write { ino: Ino(geo.inode_count), offset: 0 },
+            op: LogOp::Write { ino: Ino(geo.inode_count), offset: 0, reserve: 0 },
         };
         assert!(h.validate(&geo).is_err());
+        let over = LogHeader { op: LogOp::Write { ino: Ino(3), offset: 0, reserve: 2 }, ..h };
+        assert!(over.validate(&geo).is_err(), "1 byte never needs 2 blocks");
+    }
+
+    #[test]
+    fn worst_case_blocks_counts_index_blocks_by_zone() {
+        let b = crate::BLOCK_SIZE;
+        assert_eq!(Inode::worst_case_blocks(0, 0), 0);
+        assert_eq!(Inode::worst_case_blocks(100, 10), 1);
+        assert_eq!(Inode::worst_case_blocks(b - 1, 2), 2, "straddles two direct blocks");
+        assert_eq!(
+            Inode::worst_case_blocks(9 * b, 2 * b),
+            3,
+            "a direct and an indirect block + the indirect"
+        );
+        // File block 1034 is the first double-indirect one: block + double-indirect + mid.
+        assert_eq!(Inode::worst_case_blocks(1034 * b, 1), 3);
+        // 1033..=2058 spans the indirect zone's end and two second-level blocks.
+        assert_eq!(Inode::worst_case_blocks(1033 * b, 1026 * b), 1026 + 1 + 1 + 2);
     }
 }

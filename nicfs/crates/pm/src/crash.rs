@@ -11,8 +11,10 @@
 //! * `store_nt` counts as store + flush.
 //!
 //! Before every fence takes effect an optional observer sees a [`CrashPoint`], from which the
-//! crash checker draws images: all pending lines lost, all pending lines kept, and seeded
-//! random subsets (each pending line independently old / snapshot / newest).
+//! crash checker draws images: all pending lines lost, all pending lines kept, seeded random
+//! subsets (each pending line independently old / snapshot / newest), and torn images in which
+//! each 8-byte word of a pending line is chosen independently. PM guarantees failure
+//! atomicity for aligned 8-byte stores only: a cache line may reach the media in part.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -251,19 +253,51 @@ impl CrashPoint<'_> {
         img
     }
 
-    /// The checker's standard set: none, all (if anything is pending) and `subsets` random
-    /// subsets (if more than one line is pending), deterministic in `seed`.
-    pub fn images(&self, subsets: usize, seed: u64) -> Vec<Vec<u8>> {
+    /// Image where each 8-byte word of each pending line independently keeps its old content,
+    /// its flushed snapshot (if any) or its newest content: lines persisted in part.
+    pub fn image_torn(&self, seed: u64) -> Vec<u8> {
+        let mut rng = seed;
+        let mut img = self.durable.to_vec();
+        for (&line, d) in self.dirty {
+            let s = (line * CACHE_LINE) as usize;
+            for w in (0..LINE).step_by(8) {
+                let r = s + w..s + w + 8;
+                match splitmix(&mut rng) % 3 {
+                    0 => {}
+                    1 => img[r.clone()].copy_from_slice(&self.live[r]),
+                    _ => match &d.flushed {
+                        Some(snap) => img[r].copy_from_slice(&snap[w..w + 8]),
+                        None => img[r.clone()].copy_from_slice(&self.live[r]),
+                    },
+                }
+            }
+        }
+        img
+    }
+
+    /// The checker's standard set: none, all (if anything is pending), `subsets` random subsets
+    /// of lines (if more than one line is pending) and `torn` images torn at 8-byte
+    /// granularity (if anything is pending), deterministic in `seed`. Returns the images and
+    /// how many of them are torn (the last ones).
+    pub fn images(&self, subsets: usize, torn: usize, seed: u64) -> (Vec<Vec<u8>>, usize) {
         let mut out = vec![self.image_none()];
+        let draw = |i: usize| seed ^ (i as u64).wrapping_mul(0x2545_f491_4f6c_dd1d);
         if self.pending_lines() > 0 {
             out.push(self.image_all());
         }
         if self.pending_lines() > 1 {
             for i in 0..subsets {
-                out.push(self.image_random(seed ^ (i as u64).wrapping_mul(0x2545_f491_4f6c_dd1d)));
+                out.push(self.image_random(draw(i)));
             }
         }
-        out
+        let mut n = 0;
+        if self.pending_lines() > 0 {
+            for i in 0..torn {
+                out.push(self.image_torn(draw(subsets + i)));
+                n += 1;
+            }
+        }
+        (out, n)
     }
 }
 
@@ -309,6 +343,23 @@ mod tests {
         pm.flush(PmAddr(0), 2);
         pm.fence();
         assert_eq!(&pm.durable_image()[0..2], b"12");
+    }
+
+    #[test]
+    fn torn_images_mix_old_and_new_words_within_a_line() {
+        let pm = CrashPm::new(4096);
+        pm.store(PmAddr(0), &[0xffu8; 64]);
+        let st = pm.lock();
+        let cp = CrashPoint { live: &st.live, durable: &st.durable, dirty: &st.dirty, fence_index: 0 };
+        let mut mixed = false;
+        for seed in 0..16 {
+            let img = cp.image_torn(seed);
+            for w in img[..64].chunks(8) {
+                assert!(w == [0u8; 8] || w == [0xffu8; 8], "a word is never torn itself");
+            }
+            mixed |= img[..64].chunks(8).any(|w| w[0] == 0) && img[..64].chunks(8).any(|w| w[0] == 0xff);
+        }
+        assert!(mixed, "some image keeps part of the line");
     }
 
     proptest::proptest! {

@@ -69,6 +69,22 @@ impl MappedFile {
         Ok(MappedFile { map, len })
     }
 
+    /// Maps an existing file privately (copy on write): stores change this process's view
+    /// only, never the file. For checks that must see an image as recovery would leave it
+    /// without changing it (`fsck` without `--repair` replays the journal into such a view).
+    pub fn open_private(path: &Path) -> Result<MappedFile, MapError> {
+        let io = |source| MapError::Io { path: path.into(), source };
+        let file = OpenOptions::new().read(true).open(path).map_err(io)?;
+        let len = file.metadata().map_err(io)?.len();
+        if len == 0 || len % 4096 != 0 {
+            return Err(MapError::BadSize { path: path.into(), len });
+        }
+        // SAFETY: a private mapping; other processes changing the file underneath are the
+        // caller's problem (fsck holds the image lock).
+        let map = unsafe { memmap2::MmapOptions::new().map_copy(&file) }.map_err(io)?;
+        Ok(MappedFile { map: MmapRaw::from(map), len })
+    }
+
     /// An anonymous private mapping (for tests and single-process tools).
     pub fn anonymous(len: u64) -> Result<MappedFile, MapError> {
         if len == 0 || !len.is_multiple_of(4096) {
@@ -94,5 +110,25 @@ impl MappedFile {
     /// Base pointer of the mapping.
     pub fn base(&self) -> *mut u8 {
         self.map.as_mut_ptr()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_private_map_never_changes_the_file() {
+        let path = std::env::temp_dir().join(format!("nicfs-private-map-{}", std::process::id()));
+        std::fs::write(&path, vec![7u8; 8192]).unwrap();
+        let m = MappedFile::open_private(&path).unwrap();
+        // SAFETY: in bounds of the 8192-byte mapping, which this test alone uses.
+        unsafe {
+            *m.base().add(100) = 9;
+            assert_eq!(*m.base().add(100), 9, "the view sees its own store");
+        }
+        drop(m);
+        assert_eq!(std::fs::read(&path).unwrap()[100], 7);
+        std::fs::remove_file(path).unwrap();
     }
 }

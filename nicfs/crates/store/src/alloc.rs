@@ -8,6 +8,12 @@ use crate::{FsError, Space};
 /// Mirror of the bitmaps plus reservations. A bit set here means "not allocatable": used on
 /// PM, allocated by an uncommitted transaction, freed by one (until it commits), or granted
 /// to a front end for a future `create`.
+///
+/// Block *reservations* are a count, not bits: a front end reserves blocks before it
+/// acknowledges a write ([`reserve_blocks`](Self::reserve_blocks)), and they are released
+/// when the back end has applied the record that needed them. Allocation itself does not look
+/// at reservations (every allocation applies a record whose blocks were reserved); granting
+/// does, so the blocks acknowledged writes need are always there.
 pub struct Allocator {
     blocks: Vec<bool>,
     inodes: Vec<bool>,
@@ -15,6 +21,7 @@ pub struct Allocator {
     icursor: usize,
     free_blocks: u64,
     free_inodes: u64,
+    reserved_blocks: u64,
 }
 
 impl Allocator {
@@ -31,7 +38,40 @@ impl Allocator {
         inodes[0] = true;
         let free_blocks = blocks.iter().filter(|b| !**b).count() as u64;
         let free_inodes = inodes.iter().filter(|b| !**b).count() as u64;
-        Allocator { blocks, inodes, bcursor: 0, icursor: 1, free_blocks, free_inodes }
+        Allocator { blocks, inodes, bcursor: 0, icursor: 1, free_blocks, free_inodes, reserved_blocks: 0 }
+    }
+
+    /// Blocks reserved for records not yet applied (and granted but not yet spent).
+    pub fn reserved_blocks(&self) -> u64 {
+        self.reserved_blocks
+    }
+
+    /// Free blocks nobody has reserved.
+    pub fn available_blocks(&self) -> u64 {
+        self.free_blocks.saturating_sub(self.reserved_blocks)
+    }
+
+    /// Reserves between `need` and `want` blocks (as many as are available, up to `want`);
+    /// `None` if fewer than `need` are available.
+    pub fn reserve_blocks(&mut self, need: u64, want: u64) -> Option<u64> {
+        let avail = self.available_blocks();
+        if avail < need {
+            return None;
+        }
+        let n = want.max(need).min(avail);
+        self.reserved_blocks += n;
+        Some(n)
+    }
+
+    /// Returns `n` reserved blocks (their record was applied, or their holder left).
+    pub fn release_blocks(&mut self, n: u64) {
+        self.reserved_blocks = self.reserved_blocks.saturating_sub(n);
+    }
+
+    /// Sets the reservation count (recovery recounts it from the logs and the front ends'
+    /// unspent grants).
+    pub fn set_reserved_blocks(&mut self, n: u64) {
+        self.reserved_blocks = n;
     }
 
     /// Free data blocks.

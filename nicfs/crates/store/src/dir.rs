@@ -88,7 +88,7 @@ impl Txn<'_> {
                 }
             }
         }
-        let b = self.alloc_block(true)?;
+        let b = self.alloc_meta_block()?;
         self.write_meta(PmAddr(b.byte_offset()), &entry);
         self.set_bmap(dir, nblocks, b)?;
         dir.size = (nblocks + 1) * BLOCK_SIZE;

@@ -84,13 +84,64 @@ pub fn bmap<R: MetaRead + ?Sized>(r: &R, inode: &Inode, fblock: u64) -> Result<O
     Ok(if p.is_none() { None } else { Some(p) })
 }
 
+/// The blocks that mapping `len` bytes at `offset` into `inode` (as `r` shows it) would
+/// allocate: file blocks that are holes, plus missing index blocks on their paths. Equals
+/// [`Inode::worst_case_blocks`] for an inode with no blocks, and never exceeds it.
+pub fn blocks_to_map<R: MetaRead + ?Sized>(
+    r: &R,
+    inode: &Inode,
+    offset: u64,
+    len: u64,
+) -> Result<u64, FsError> {
+    if len == 0 {
+        return Ok(0);
+    }
+    let first = offset / BLOCK_SIZE;
+    let last = (offset.saturating_add(len) - 1) / BLOCK_SIZE;
+    let mut n = 0;
+    let mut indirect_counted = false;
+    let mut dind_counted = false;
+    // Second-level blocks already counted as missing (by index in the double-indirect block).
+    let mut mids_counted: Vec<u64> = Vec::new();
+    for fb in first..=last {
+        match slot_of(fb)? {
+            Slot::Direct(i) => n += u64::from(inode.direct[i].is_none()),
+            Slot::Indirect(i) => {
+                if inode.indirect.is_none() {
+                    n += 1 + u64::from(!std::mem::replace(&mut indirect_counted, true));
+                } else {
+                    n += u64::from(read_ptr(r, inode.indirect, i)?.is_none());
+                }
+            }
+            Slot::Double(i, j) => {
+                let mid = if inode.dindirect.is_none() {
+                    n += u64::from(!std::mem::replace(&mut dind_counted, true));
+                    BlockNo(0)
+                } else {
+                    read_ptr(r, inode.dindirect, i)?
+                };
+                if mid.is_none() {
+                    if mids_counted.last() != Some(&i) {
+                        mids_counted.push(i);
+                        n += 1;
+                    }
+                    n += 1;
+                } else {
+                    n += u64::from(read_ptr(r, mid, j)?.is_none());
+                }
+            }
+        }
+    }
+    Ok(n)
+}
+
 impl Txn<'_> {
     fn write_ptr(&mut self, b: BlockNo, i: u64, p: BlockNo) {
         self.write_meta(PmAddr(b.byte_offset() + i * 4), &p.0.to_le_bytes());
     }
 
     fn ensure_index(&mut self, current: BlockNo) -> Result<(BlockNo, bool), FsError> {
-        if current.is_none() { Ok((self.alloc_block(true)?, true)) } else { Ok((current, false)) }
+        if current.is_none() { Ok((self.alloc_meta_block()?, true)) } else { Ok((current, false)) }
     }
 
     /// Points file block `fblock` of `inode` at `b`, allocating index blocks as needed. The
@@ -186,6 +237,31 @@ impl Txn<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn blocks_to_map_of_an_empty_inode_is_the_worst_case() {
+        struct NoReads(nicfs_layout::Geometry);
+        impl MetaRead for NoReads {
+            fn geo(&self) -> &nicfs_layout::Geometry {
+                &self.0
+            }
+            fn read_meta(&self, _: PmAddr, _: &mut [u8]) {
+                panic!("an empty inode needs no index reads")
+            }
+        }
+        let r =
+            NoReads(nicfs_layout::Geometry::compute(&nicfs_layout::FormatConfig::small(4 << 20)).unwrap());
+        let empty = Inode::default();
+        for (off, len) in
+            [(0, 1), (4095, 2), (9 * 4096, 8192), (1033 * 4096, 1026 * 4096), (3 << 30, 3 << 20)]
+        {
+            assert_eq!(
+                blocks_to_map(&r, &empty, off, len).unwrap(),
+                Inode::worst_case_blocks(off, len),
+                "{off}+{len}"
+            );
+        }
+    }
 
     #[test]
     fn slots_cover_the_address_space() {

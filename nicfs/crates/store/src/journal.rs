@@ -78,6 +78,26 @@ pub struct JournalStats {
     pub torn: bool,
 }
 
+/// Writes an empty journal: a header with its magic, no records, not committed (the caller
+/// fences). `mkfs` starts with it, so that the first commit's header, torn by a crash, still
+/// has its magic in every version of that word (a zeroed header torn by the first commit was
+/// unreadable: found by the crash checker's 8-byte torn images).
+pub fn write_empty_journal(pm: &dyn Pm, geo: &Geometry, seq: u64) {
+    let mut line = [0u8; 64];
+    let h = JournalHeader { seq, nrec: 0, committed: false }.encode(&[]);
+    line[..h.len()].copy_from_slice(&h);
+    pm.store(hdr_addr(geo), &line);
+    pm.flush(hdr_addr(geo), 64);
+}
+
+/// Discards whatever the journal holds (an empty journal). For `fsck --repair`, after a
+/// committed transaction was applied for good, or when the header itself is corrupt and
+/// nothing in the journal can be trusted.
+pub fn reset_journal(pm: &dyn Pm, geo: &Geometry) {
+    write_empty_journal(pm, geo, 0);
+    pm.fence();
+}
+
 /// Whether a journal record may target `addr`: metadata regions and log head lines only.
 fn legal_target(geo: &Geometry, addr: u64) -> bool {
     if !addr.is_multiple_of(64) {

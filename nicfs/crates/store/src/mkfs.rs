@@ -28,6 +28,7 @@ pub fn mkfs(pm: &dyn Pm, cfg: &FormatConfig, uuid: u64) -> Result<Geometry, FsEr
     zero(pm, 0, 2);
     pm.fence();
     zero(pm, geo.journal_start, 1);
+    crate::journal::write_empty_journal(pm, &geo, 0);
     zero(pm, geo.ibitmap_start, geo.ibitmap_blocks + geo.bbitmap_blocks + geo.itable_blocks);
     let mut ibits = [0u8; 1];
     bit_set(&mut ibits, 0, true);

@@ -93,7 +93,7 @@ impl Txn<'_> {
             if target.len() > BLOCK_SIZE as usize {
                 return Err(FsError::NameTooLong);
             }
-            let b = self.alloc_block(true)?;
+            let b = self.alloc_meta_block()?;
             self.write_meta(PmAddr(b.byte_offset()), target);
             n.direct[0] = b;
             n.size = target.len() as u64;

@@ -28,21 +28,47 @@ pub struct Space {
     uuid: u64,
 }
 
+/// What opening a space found wrong with the two superblock copies (the one in use is good).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SuperblockCheck {
+    /// Why the primary (block 0) is unusable; the backup is in use then.
+    pub primary: Option<String>,
+    /// Why the backup (block 1) is unusable.
+    pub backup: Option<String>,
+}
+
+impl SuperblockCheck {
+    /// Whether both copies are good.
+    pub fn is_clean(&self) -> bool {
+        self.primary.is_none() && self.backup.is_none()
+    }
+}
+
 impl Space {
     /// Opens the space: the primary superblock, or the backup if the primary is corrupt.
     pub fn open(pm: SharedPm) -> Result<Space, FsError> {
+        Space::open_checked(pm).map(|(s, _)| s)
+    }
+
+    /// Like [`open`](Self::open), and says what is wrong with either superblock copy (a
+    /// space opened from the backup works, but the primary needs rewriting).
+    pub fn open_checked(pm: SharedPm) -> Result<(Space, SuperblockCheck), FsError> {
         let mut sb = [0u8; 96];
         pm.read(PmAddr(0), &mut sb);
         let primary = Geometry::decode_superblock(&sb);
-        let (geo, uuid) = match primary {
-            Ok(v) => v,
-            Err(e) => {
-                if pm.len() < 2 * BLOCK_SIZE {
-                    return Err(e.into());
-                }
-                pm.read(PmAddr(BLOCK_SIZE), &mut sb);
-                Geometry::decode_superblock(&sb).map_err(|_| FsError::Layout(e))?
-            }
+        let backup = if pm.len() >= 2 * BLOCK_SIZE {
+            pm.read(PmAddr(BLOCK_SIZE), &mut sb);
+            Geometry::decode_superblock(&sb)
+        } else {
+            primary.clone()
+        };
+        let check = SuperblockCheck {
+            primary: primary.as_ref().err().map(|e| e.to_string()),
+            backup: backup.as_ref().err().map(|e| e.to_string()),
+        };
+        let (geo, uuid) = match (primary, backup) {
+            (Ok(v), _) | (Err(_), Ok(v)) => v,
+            (Err(e), Err(_)) => return Err(e.into()),
         };
         if geo.total_blocks as u64 * BLOCK_SIZE > pm.len() {
             return Err(FsError::corrupt(format!(
@@ -51,7 +77,18 @@ impl Space {
                 pm.len()
             )));
         }
-        Ok(Space { pm, geo, uuid })
+        Ok((Space { pm, geo, uuid }, check))
+    }
+
+    /// Rewrites both superblock copies from the geometry in use (after
+    /// [`open_checked`](Self::open_checked) reported one of them bad). Offline only.
+    pub fn rewrite_superblocks(&self) {
+        let sb = self.geo.encode_superblock(self.uuid);
+        for at in [PmAddr(0), PmAddr(BLOCK_SIZE)] {
+            self.pm.store(at, &sb);
+            self.pm.flush(at, sb.len() as u64);
+        }
+        self.pm.fence();
     }
 
     /// The PM namespace.

@@ -9,6 +9,12 @@ use nicfs_pm::PmAddr;
 use crate::journal::{Journal, commit_lines};
 use crate::{Allocator, FsError, LineCache, MetaRead, Space, read_inode};
 
+/// The 64-byte lines that bytes `start..end` touch, each as (line address, first byte, end):
+/// the part of the range inside the line.
+fn line_spans(start: u64, end: u64) -> impl Iterator<Item = (u64, u64, u64)> {
+    ((start & !63)..end).step_by(64).map(move |la| (la, la.max(start), (la + 64).min(end)))
+}
+
 /// The mutable public space: geometry, allocator, journal and index-line cache. One engine
 /// per mounted file system; transactions borrow it exclusively.
 pub struct Engine {
@@ -47,6 +53,8 @@ impl Engine {
             eng: self,
             lines: BTreeMap::new(),
             fresh: crate::IntSet::default(),
+            known: crate::IntSet::default(),
+            known_lines: BTreeMap::new(),
             allocated: Vec::new(),
             freed: Vec::new(),
             inodes_freed: Vec::new(),
@@ -59,6 +67,8 @@ impl Engine {
 pub struct Savepoint {
     lines: BTreeMap<u64, [u8; 64]>,
     fresh: crate::IntSet<u32>,
+    known: crate::IntSet<u32>,
+    known_lines: BTreeMap<u64, [u8; 64]>,
     allocated: usize,
     freed: usize,
     inodes_freed: usize,
@@ -70,6 +80,12 @@ pub struct Txn<'a> {
     eng: &'a mut Engine,
     lines: BTreeMap<u64, [u8; 64]>,
     fresh: crate::IntSet<u32>,
+    /// Fresh metadata blocks (index, directory, symbolic link) allocated zeroed: every byte
+    /// of them was written through this transaction, so it reads them from memory, not PM
+    /// (the back end would otherwise re-read its own index-block writes by DMA, per record).
+    known: crate::IntSet<u32>,
+    /// The lines written to `known` blocks (the others are zero).
+    known_lines: BTreeMap<u64, [u8; 64]>,
     allocated: Vec<BlockNo>,
     freed: Vec<BlockNo>,
     inodes_freed: Vec<Ino>,
@@ -83,6 +99,17 @@ impl MetaRead for Txn<'_> {
 
     fn read_meta(&self, addr: PmAddr, buf: &mut [u8]) {
         let (start, end) = (addr.get(), addr.get() + buf.len() as u64);
+        if !buf.is_empty()
+            && start / BLOCK_SIZE == (end - 1) / BLOCK_SIZE
+            && self.known.contains(&((start / BLOCK_SIZE) as u32))
+        {
+            for (la, lo, hi) in line_spans(start, end) {
+                let line = self.known_lines.get(&la).copied().unwrap_or([0u8; 64]);
+                buf[(lo - start) as usize..(hi - start) as usize]
+                    .copy_from_slice(&line[(lo - la) as usize..(hi - la) as usize]);
+            }
+            return;
+        }
         // Skip the (DMA) read when staged lines cover the whole range.
         let covered =
             buf.is_empty() || ((start & !63)..end).step_by(64).all(|la| self.lines.contains_key(&la));
@@ -102,6 +129,10 @@ impl MetaRead for Txn<'_> {
     fn read_index_line(&self, addr: PmAddr, line: &mut [u8; 64]) {
         if let Some(l) = self.lines.get(&addr.get()) {
             *line = *l;
+            return;
+        }
+        if self.known.contains(&((addr.get() / BLOCK_SIZE) as u32)) {
+            *line = self.known_lines.get(&addr.get()).copied().unwrap_or([0u8; 64]);
             return;
         }
         let cache = &self.eng.cache;
@@ -131,22 +162,26 @@ impl<'a> Txn<'a> {
             let pm = self.eng.space.pm();
             pm.store(addr, data);
             pm.flush(addr, data.len() as u64);
+            if self.known.contains(&block) {
+                let start = addr.get();
+                for (la, lo, hi) in line_spans(start, start + data.len() as u64) {
+                    let line = self.known_lines.entry(la).or_insert([0u8; 64]);
+                    line[(lo - la) as usize..(hi - la) as usize]
+                        .copy_from_slice(&data[(lo - start) as usize..(hi - start) as usize]);
+                }
+            }
             return;
         }
-        let (start, end) = (addr.get(), addr.get() + data.len() as u64);
-        let mut la = start & !63;
-        while la < end {
+        let start = addr.get();
+        for (la, lo, hi) in line_spans(start, start + data.len() as u64) {
             if !self.lines.contains_key(&la) {
                 let mut l = [0u8; 64];
                 self.eng.space.pm().read(PmAddr(la), &mut l);
                 self.lines.insert(la, l);
             }
             let line = self.lines.get_mut(&la).expect("just inserted");
-            let lo = la.max(start);
-            let hi = (la + 64).min(end);
             line[(lo - la) as usize..(hi - la) as usize]
                 .copy_from_slice(&data[(lo - start) as usize..(hi - start) as usize]);
-            la += 64;
         }
     }
 
@@ -177,6 +212,15 @@ impl<'a> Txn<'a> {
             pm.store(PmAddr(b.byte_offset()), &[0u8; BLOCK_SIZE as usize]);
             pm.flush(PmAddr(b.byte_offset()), BLOCK_SIZE);
         }
+        Ok(b)
+    }
+
+    /// Allocates a zeroed metadata block (index, directory or symbolic-link block) that the
+    /// caller writes only through [`write_meta`](Self::write_meta): the transaction then
+    /// knows its content and reads it from memory.
+    pub fn alloc_meta_block(&mut self) -> Result<BlockNo, FsError> {
+        let b = self.alloc_block(true)?;
+        self.known.insert(b.0);
         Ok(b)
     }
 
@@ -265,6 +309,8 @@ impl<'a> Txn<'a> {
         Savepoint {
             lines: self.lines.clone(),
             fresh: self.fresh.clone(),
+            known: self.known.clone(),
+            known_lines: self.known_lines.clone(),
             allocated: self.allocated.len(),
             freed: self.freed.len(),
             inodes_freed: self.inodes_freed.len(),
@@ -282,6 +328,8 @@ impl<'a> Txn<'a> {
         self.inodes_freed.truncate(sp.inodes_freed);
         self.lines = sp.lines;
         self.fresh = sp.fresh;
+        self.known = sp.known;
+        self.known_lines = sp.known_lines;
         self.touched = sp.touched;
         self.eng.cache.invalidate_all();
     }

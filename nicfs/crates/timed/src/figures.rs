@@ -1,0 +1,329 @@
+//! The NICFS paper's figure set, run in the model, each value beside the published one
+//! (../shared/design/PRESETS.md, NICFS). Direction and rough size are the goal.
+//!
+//! 1. Throughput of 256 B, 4 KiB and 16 KiB writes and reads, one process: NICFS against the
+//!    Ext4-DAX-style and Ext4-style kernel models and the in-place library.
+//! 2. Back-end against front-end throughput (4 KiB writes): front ends log with the back end
+//!    idle, then the back end applies everything alone.
+//! 3. One, two and four front ends (4 KiB writes, sustained).
+//! 4. The back end without its index-block cache (4 KiB writes at random offsets of a file
+//!    large enough to need indirect blocks).
+//! 5. The back end without its pipeline.
+
+use crate::config::TimedConfig;
+use crate::inplace::InPlaceMachine;
+use crate::kernel::{KernelMachine, Kind};
+use crate::nicfs::{NicfsMachine, NicfsSetup};
+use crate::study::{Access, Pattern, Phase, PhaseResult};
+
+/// How much work each measurement does.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Scale {
+    /// File bytes per process in the throughput figure (phases write or read it once).
+    pub file_bytes: u64,
+    /// Log data per front end where the back end runs beside the front ends (small: sustained).
+    pub log_bytes: u64,
+    /// Bytes each front end logs in the drain figures.
+    pub drain_bytes: u64,
+}
+
+impl Scale {
+    /// The scale of `nicfs figure paper`.
+    pub fn paper() -> Scale {
+        Scale { file_bytes: 16 << 20, log_bytes: 1 << 20, drain_bytes: 8 << 20 }
+    }
+
+    /// A small scale for tests.
+    pub fn small() -> Scale {
+        Scale { file_bytes: 1 << 20, log_bytes: 256 << 10, drain_bytes: 1 << 20 }
+    }
+}
+
+/// One line of the table.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    /// Which figure.
+    pub figure: &'static str,
+    /// What is compared.
+    pub measure: String,
+    /// The model's values, in words ("nicfs 1.2 M ops/s, ext4-dax 0.8 M ops/s").
+    pub values: String,
+    /// The model's ratio.
+    pub ratio: f64,
+    /// The published ratio or shape, in words.
+    pub published: String,
+    /// Whether the model's ratio lies in the published direction.
+    pub same_direction: bool,
+}
+
+fn phase(access: Access, pattern: Pattern, size: usize, bytes: u64) -> Phase {
+    Phase { access, pattern, size, ops: (bytes / size as u64).max(1) }
+}
+
+fn phases(size: usize, bytes: u64) -> [Phase; 4] {
+    [
+        phase(Access::Write, Pattern::Seq, size, bytes),
+        phase(Access::Write, Pattern::Rand, size, bytes),
+        phase(Access::Read, Pattern::Seq, size, bytes),
+        phase(Access::Read, Pattern::Rand, size, bytes),
+    ]
+}
+
+/// Runs the four phases in order on one system; `settle` runs before each read phase.
+fn four(
+    mut run: impl FnMut(&Phase) -> Result<PhaseResult, String>,
+    mut settle: impl FnMut() -> Result<(), String>,
+    size: usize,
+    bytes: u64,
+) -> Result<[f64; 4], String> {
+    let mut ops = [0.0; 4];
+    for (i, p) in phases(size, bytes).iter().enumerate() {
+        if p.access == Access::Read {
+            settle()?;
+        }
+        ops[i] = run(p)?.kops();
+    }
+    Ok(ops)
+}
+
+const PHASE_NAMES: [&str; 4] =
+    ["write, append", "write, random overwrite", "read, sequential", "read, random"];
+
+/// One line of figure 1: thousands of calls per second of each system.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Throughput {
+    /// Bytes per call.
+    pub size: usize,
+    /// Which phase.
+    pub phase: &'static str,
+    /// NICFS (sustained: the back end keeps up or the front end waits).
+    pub nicfs: f64,
+    /// Ext4-DAX, durable on return (O_DSYNC).
+    pub dax_sync: f64,
+    /// Ext4-DAX as mounted by default (5 s commits; not durable on return).
+    pub dax_default: f64,
+    /// Ext4 on a PM block device, `fdatasync` after each write.
+    pub ext4: f64,
+    /// The in-place library on the same PM.
+    pub inplace: f64,
+}
+
+impl Throughput {
+    fn published(&self) -> (&'static str, &'static str) {
+        match (self.size, self.phase.starts_with("write")) {
+            (256, true) => ("1.51", ">= 2"),
+            (256, false) => ("1.19", ">= 2"),
+            _ => ("-", "1.10-1.21"),
+        }
+    }
+}
+
+/// Figure 1: throughput by size and phase, one process, every system.
+pub fn throughput(cfg: &TimedConfig, s: &Scale, seed: u64) -> Result<Vec<Throughput>, String> {
+    let mut out = Vec::new();
+    let bytes = s.file_bytes;
+    for size in [256usize, 4096, 16384] {
+        let setup = NicfsSetup { log_bytes: s.log_bytes, file_bytes: bytes, ..NicfsSetup::default() };
+        let m = NicfsMachine::new(cfg, &setup)?;
+        let nicfs = four(|p| m.run(p, seed), || m.settle(), size, bytes)?;
+        let kernel = |kind| {
+            let k = KernelMachine::new(cfg, kind, 1, bytes);
+            four(|p| k.run(p, seed), || Ok(()), size, bytes)
+        };
+        let (dax_sync, dax_default, ext4) =
+            (kernel(Kind::Dax)?, kernel(Kind::DaxDefault)?, kernel(Kind::PageCache)?);
+        let lib = InPlaceMachine::new(cfg, 1, bytes)?;
+        let inplace = four(|p| lib.run(p, seed), || Ok(()), size, bytes)?;
+        for (i, phase) in PHASE_NAMES.iter().enumerate() {
+            out.push(Throughput {
+                size,
+                phase,
+                nicfs: nicfs[i],
+                dax_sync: dax_sync[i],
+                dax_default: dax_default[i],
+                ext4: ext4[i],
+                inplace: inplace[i],
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Figure 1 as a markdown table.
+pub fn render_throughput(t: &[Throughput]) -> String {
+    let mut out = String::from(
+        "| size | call | nicfs | ext4-dax (O_DSYNC) | ext4-dax (default mount) | ext4 (fdatasync) | in-place library | nicfs / ext4-dax: O_DSYNC, default (published) | nicfs / ext4 (published) |\n|---|---|---|---|---|---|---|---|---|\n",
+    );
+    for r in t {
+        let (p_dax, p_ext4) = r.published();
+        out.push_str(&format!(
+            "| {} | {} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.2}, {:.2} ({p_dax}) | {:.2} ({p_ext4}) |\n",
+            r.size,
+            r.phase,
+            r.nicfs,
+            r.dax_sync,
+            r.dax_default,
+            r.ext4,
+            r.inplace,
+            r.nicfs / r.dax_sync,
+            r.nicfs / r.dax_default,
+            r.nicfs / r.ext4
+        ));
+    }
+    out.push_str("\n(thousands of calls per second, one process; published ratios from PRESETS.md, NICFS)\n");
+    out
+}
+
+/// Figure 1's comparisons with the published ratios, as rows: at 256 B against Ext4-DAX
+/// (both variants) and Ext4, at 4 and 16 KiB against Ext4.
+pub fn throughput_rows(t: &[Throughput]) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for r in t {
+        let (p_dax, p_ext4) = r.published();
+        if r.size == 256 {
+            for (name, base) in
+                [("ext4-dax (O_DSYNC)", r.dax_sync), ("ext4-dax (default mount)", r.dax_default)]
+            {
+                let ratio = r.nicfs / base;
+                rows.push(Row {
+                    figure: "1 throughput",
+                    measure: format!("{} B {}: nicfs / {name}", r.size, r.phase),
+                    values: format!("nicfs {:.0}, {name} {base:.0} kops/s", r.nicfs),
+                    ratio,
+                    published: p_dax.into(),
+                    same_direction: ratio > 1.0,
+                });
+            }
+        }
+        let ratio = r.nicfs / r.ext4;
+        rows.push(Row {
+            figure: "1 throughput",
+            measure: format!("{} B {}: nicfs / ext4 (fdatasync)", r.size, r.phase),
+            values: format!("nicfs {:.0}, ext4 {:.0} kops/s", r.nicfs, r.ext4),
+            ratio,
+            published: p_ext4.into(),
+            same_direction: ratio > 1.0,
+        });
+    }
+    rows
+}
+
+/// Drain measurement on a fresh machine: (front ends logging, back end applying).
+fn drain(
+    cfg: &TimedConfig,
+    s: &Scale,
+    fronts: usize,
+    pattern: Pattern,
+    file_bytes: u64,
+    tweak: impl FnOnce(&mut NicfsSetup),
+    seed: u64,
+) -> Result<(PhaseResult, PhaseResult), String> {
+    let mut setup =
+        NicfsSetup { fronts, log_bytes: s.drain_bytes + (1 << 20), file_bytes, ..NicfsSetup::default() };
+    tweak(&mut setup);
+    let m = NicfsMachine::new(cfg, &setup)?;
+    m.run_split(&phase(Access::Write, pattern, 4096, s.drain_bytes), seed)
+}
+
+/// Figures 2-5.
+pub fn backend(cfg: &TimedConfig, s: &Scale, seed: u64) -> Result<Vec<Row>, String> {
+    let mut rows = Vec::new();
+    let (fe, be) = drain(cfg, s, 1, Pattern::Seq, s.drain_bytes, |_| {}, seed)?;
+    let r = be.mbps() / fe.mbps();
+    rows.push(Row {
+        figure: "2 back end vs front end",
+        measure: "4 KiB appends, 1 front end: back-end drain / front-end logging".into(),
+        values: format!(
+            "front end {:.0} MB/s, back end {:.0} MB/s (busiest NIC core {:.0} %)",
+            fe.mbps(),
+            be.mbps(),
+            be.busiest("nic") * 100.0
+        ),
+        ratio: r,
+        published: "slightly above 1".into(),
+        same_direction: r >= 1.0,
+    });
+    let mut base = 0.0;
+    let mut two = 0.0;
+    for fronts in [1usize, 2, 4] {
+        let setup =
+            NicfsSetup { fronts, log_bytes: s.log_bytes, file_bytes: s.file_bytes, ..NicfsSetup::default() };
+        let m = NicfsMachine::new(cfg, &setup)?;
+        let res = m.run(&phase(Access::Write, Pattern::Seq, 4096, s.file_bytes), seed)?;
+        let mbps = res.mbps();
+        if fronts == 1 {
+            base = mbps;
+            continue;
+        }
+        let r = mbps / base;
+        let (published, same) = if fronts == 2 {
+            two = r;
+            ("2 (x2)", r > 1.5)
+        } else {
+            ("below the two-front-end value (NIC core shortage)", r < two)
+        };
+        rows.push(Row {
+            figure: "3 front ends",
+            measure: format!("4 KiB appends, sustained: {fronts} front ends / 1"),
+            values: format!(
+                "1: {base:.0} MB/s, {fronts}: {mbps:.0} MB/s (busiest NIC core {:.0} %)",
+                res.busiest("nic") * 100.0
+            ),
+            ratio: r,
+            published: published.into(),
+            same_direction: same,
+        });
+    }
+    // Index lookups matter when the file needs indirect blocks: random offsets over 64 MiB.
+    let big = 64 << 20;
+    let (_, with) = drain(cfg, s, 1, Pattern::Rand, big, |_| {}, seed)?;
+    let (_, without) = drain(cfg, s, 1, Pattern::Rand, big, |st| st.index_cache_lines = 0, seed)?;
+    let r = without.mbps() / with.mbps();
+    rows.push(Row {
+        figure: "4 index-block cache",
+        measure: "4 KiB random writes, back-end drain: without cache / with".into(),
+        values: format!("with {:.0} MB/s, without {:.0} MB/s", with.mbps(), without.mbps()),
+        ratio: r,
+        published: "well below 1 (\"throughput slumps\")".into(),
+        same_direction: r < 0.9,
+    });
+    let (_, piped) = drain(cfg, s, 1, Pattern::Seq, s.drain_bytes, |_| {}, seed)?;
+    let (_, serial) = drain(cfg, s, 1, Pattern::Seq, s.drain_bytes, |st| st.pipeline = false, seed)?;
+    let r = serial.mbps() / piped.mbps();
+    rows.push(Row {
+        figure: "5 pipeline",
+        measure: "4 KiB appends, back-end drain: without pipeline / with".into(),
+        values: format!("with {:.0} MB/s, without {:.0} MB/s", piped.mbps(), serial.mbps()),
+        ratio: r,
+        published: "<= 0.5".into(),
+        same_direction: r <= 0.75,
+    });
+    Ok(rows)
+}
+
+/// Every figure: the throughput table, and every comparison as rows (figure 1's first).
+pub fn paper(cfg: &TimedConfig, s: &Scale, seed: u64) -> Result<(Vec<Throughput>, Vec<Row>), String> {
+    let t = throughput(cfg, s, seed)?;
+    let mut rows = throughput_rows(&t);
+    rows.extend(backend(cfg, s, seed)?);
+    Ok((t, rows))
+}
+
+/// The rows as a markdown table.
+pub fn render(rows: &[Row]) -> String {
+    let mut out = String::from(
+        "| figure | measure | model | ratio | published | same direction |\n|---|---|---|---|---|---|\n",
+    );
+    for r in rows {
+        out.push_str(&format!(
+            "| {} | {} | {} | {:.2} | {} | {} |\n",
+            r.figure,
+            r.measure,
+            r.values,
+            r.ratio,
+            r.published,
+            if r.same_direction { "yes" } else { "no" }
+        ));
+    }
+    out
+}
