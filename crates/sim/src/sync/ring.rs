@@ -3,7 +3,7 @@
 //! consumer one notification (IPI) latency after it was pushed, and a full ring makes the
 //! producer wait.
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
@@ -52,18 +52,17 @@ pub struct RingStats {
     pub max_len: usize,
 }
 
-/// A producer waiting for space; granted a reserved slot in FIFO order.
-struct PushWaiter {
-    granted: Cell<bool>,
+/// A producer waiting for space, with its item: the item enters the ring the moment a slot
+/// frees, in the order the producers came, whenever the producers themselves run again.
+struct PushWaiter<T> {
+    item: RefCell<Option<T>>,
     waker: RefCell<Option<Waker>>,
 }
 
 struct State<T> {
     items: VecDeque<(SimTime, T)>,
-    /// Slots granted to waiting producers that have not inserted yet.
-    reserved: usize,
     pop_waiters: VecDeque<Waker>,
-    push_waiters: VecDeque<Rc<PushWaiter>>,
+    push_waiters: VecDeque<Rc<PushWaiter<T>>>,
     stats: RingStats,
 }
 
@@ -88,7 +87,6 @@ impl<T> Ring<T> {
             label,
             state: RefCell::new(State {
                 items: VecDeque::with_capacity(spec.capacity.min(4096)),
-                reserved: 0,
                 pop_waiters: VecDeque::new(),
                 push_waiters: VecDeque::new(),
                 stats: RingStats::default(),
@@ -99,17 +97,18 @@ impl<T> Ring<T> {
 
     /// Pushes `item`: charges the enqueue cost on the caller's core, waits while the ring is
     /// full, and makes the item visible after the notification latency. Producers that find the
-    /// ring full get space in the order they arrived, and a later producer never overtakes a
-    /// waiting one, so items enter in the order their pushes were made.
+    /// ring full leave their item with the ring, which takes it in as soon as a slot frees, in
+    /// the order the pushes were made: a later producer never overtakes a waiting one.
     pub async fn push(&self, item: T) {
         if self.spec.enqueue_cycles > 0 && !self.cx.core().is_unbound() {
             self.cx.compute(self.spec.enqueue_cycles).await;
         }
-        if !self.has_free_slot() {
+        if self.has_free_slot() {
+            self.insert(item);
+        } else {
             self.state.borrow_mut().stats.full_stalls += 1;
-            SpaceFor { ring: self, waiter: None }.await;
+            Parked { ring: self, waiter: None, item: Some(item) }.await;
         }
-        self.insert(item);
     }
 
     /// Pushes without cost or waiting (for hardware-side producers); gives the item back if
@@ -125,7 +124,7 @@ impl<T> Ring<T> {
     /// Whether a new producer may insert now: a slot is free and nobody waits for one.
     fn has_free_slot(&self) -> bool {
         let st = self.state.borrow();
-        st.push_waiters.is_empty() && st.items.len() + st.reserved < self.spec.capacity
+        st.push_waiters.is_empty() && st.items.len() < self.spec.capacity
     }
 
     fn insert(&self, item: T) {
@@ -152,7 +151,8 @@ impl<T> Ring<T> {
         Pop { ring: self, deadline, armed_for: None, registered: None }
     }
 
-    /// Takes the first item if it is visible now.
+    /// Takes the first item if it is visible now; the first waiting producer's item takes the
+    /// freed slot.
     pub fn try_pop(&self) -> Option<T> {
         let now = self.cx.now();
         let mut st = self.state.borrow_mut();
@@ -162,12 +162,9 @@ impl<T> Ring<T> {
         }
         let (_, item) = st.items.pop_front().expect("checked");
         let waiter = st.push_waiters.pop_front();
-        if waiter.is_some() {
-            st.reserved += 1;
-        }
         drop(st);
         if let Some(w) = waiter {
-            w.granted.set(true);
+            self.insert(w.item.borrow_mut().take().expect("a waiting producer holds its item"));
             if let Some(waker) = w.waker.borrow_mut().take() {
                 waker.wake();
             }
@@ -201,28 +198,32 @@ impl<T> Ring<T> {
     }
 }
 
-/// Waits for a slot granted in FIFO order; on completion the caller owns one reserved slot.
-struct SpaceFor<'a, T> {
+/// A push waiting for space: its item is handed to the ring at once, and the future completes
+/// when the ring has taken it in.
+struct Parked<'a, T> {
     ring: &'a Ring<T>,
-    waiter: Option<Rc<PushWaiter>>,
+    waiter: Option<Rc<PushWaiter<T>>>,
+    item: Option<T>,
 }
 
-impl<T> Future for SpaceFor<'_, T> {
+impl<T> Unpin for Parked<'_, T> {}
+
+impl<T> Future for Parked<'_, T> {
     type Output = ();
     fn poll(mut self: Pin<&mut Self>, task: &mut Context<'_>) -> Poll<()> {
         let r = self.ring;
         match &self.waiter {
             None => {
+                let item = self.item.take().expect("polled again after completion");
                 let w = Rc::new(PushWaiter {
-                    granted: Cell::new(false),
+                    item: RefCell::new(Some(item)),
                     waker: RefCell::new(Some(task.waker().clone())),
                 });
                 r.state.borrow_mut().push_waiters.push_back(w.clone());
                 self.waiter = Some(w);
             }
-            Some(w) if w.granted.get() => {
+            Some(w) if w.item.borrow().is_none() => {
                 self.waiter = None;
-                r.state.borrow_mut().reserved -= 1; // the caller inserts into the granted slot
                 return Poll::Ready(());
             }
             Some(w) => *w.waker.borrow_mut() = Some(task.waker().clone()),
@@ -232,23 +233,11 @@ impl<T> Future for SpaceFor<'_, T> {
     }
 }
 
-impl<T> Drop for SpaceFor<'_, T> {
+impl<T> Drop for Parked<'_, T> {
+    /// An abandoned push takes its item back out of the queue of waiting producers.
     fn drop(&mut self) {
-        let Some(w) = self.waiter.take() else { return };
-        let mut st = self.ring.state.borrow_mut();
-        if w.granted.get() {
-            // Granted but abandoned: pass the slot to the next waiter, if any.
-            st.reserved -= 1;
-            if let Some(next) = st.push_waiters.pop_front() {
-                st.reserved += 1;
-                drop(st);
-                next.granted.set(true);
-                if let Some(waker) = next.waker.borrow_mut().take() {
-                    waker.wake();
-                }
-            }
-        } else {
-            st.push_waiters.retain(|x| !Rc::ptr_eq(x, &w));
+        if let Some(w) = self.waiter.take() {
+            self.ring.state.borrow_mut().push_waiters.retain(|x| !Rc::ptr_eq(x, &w));
         }
     }
 }
@@ -379,6 +368,44 @@ mod tests {
             })
             .unwrap();
         assert_eq!(got, vec![0, 1, 2, 3, 4]);
+    }
+
+    /// A consumer that pops several items in a row frees as many slots for waiting producers;
+    /// a new producer arriving before they have run again must not take a free slot ahead of
+    /// them. It did (the free slots outnumbered the producers granted one), so a write-back
+    /// queued a block's later pages before the earlier pages waiting for space, and the FIL
+    /// programmed them out of order (found by `ssdlab serve`'s shutdown flush, issue 14). Now a
+    /// waiting producer's item enters the ring the moment its slot frees.
+    #[test]
+    fn a_new_producer_waits_behind_waiting_ones() {
+        let sim = Sim::new(1);
+        let cx = sim.cx();
+        let ring = Rc::new(Ring::new(&cx, "r", RingSpec { capacity: 3, ..RingSpec::default() }));
+        for i in 0..5u32 {
+            let r = ring.clone();
+            cx.spawn(crate::CoreId::UNBOUND, format!("p{i}"), async move { r.push(i).await });
+        }
+        // The late producer wakes at t=10 right after the consumer (its timer is set later), so
+        // it runs after the consumer's pops but before the waiting p3 and p4 run again.
+        let (r, c) = (ring.clone(), cx.clone());
+        cx.spawn(crate::CoreId::UNBOUND, "late", async move {
+            c.sleep(SimDuration::from_nanos(1)).await;
+            c.sleep_until(SimTime::from_nanos(10)).await;
+            r.push(5).await;
+        });
+        let (r, c) = (ring.clone(), cx.clone());
+        let got = sim
+            .block_on(async move {
+                c.sleep(SimDuration::from_nanos(10)).await;
+                // Three items out at once: the slots of waiting p3 and p4, and a free one.
+                let mut got: Vec<u32> = (0..3).map(|_| r.try_pop().unwrap()).collect();
+                for _ in 0..3 {
+                    got.push(r.pop().await.unwrap());
+                }
+                got
+            })
+            .unwrap();
+        assert_eq!(got, vec![0, 1, 2, 3, 4, 5]);
     }
 
     #[test]
