@@ -151,7 +151,9 @@ impl FtlInner {
         let (_, slot) = self.geo.unit_page(old);
         oob.set_born(0, r.oob.as_ref().map_or(0, |o| o.born(slot as usize)));
         let write = PageWrite { oob, data: r.data.clone() };
-        let done = self.program(Stream::Mapping, page, write, 1).await;
+        // Programmed as GC traffic, in the GC queue with the data pages of this block: a page
+        // of a block in another queue could overtake the pages before it.
+        let done = self.program(Stream::Gc, page, write, 1).await;
         let new = self.geo.unit_addr(page, 0);
         let dftl = self.dftl.as_ref().expect("translation pages exist under DFTL");
         let current = dftl.borrow().location(t) == Some(old);
