@@ -24,6 +24,7 @@ pub struct Allocator {
     /// The static order's planes, one period of it (it repeats every plane count).
     stripe: Vec<u32>,
     counter: u64,
+    mapping_counter: u64,
     rr: u32,
 }
 
@@ -51,6 +52,7 @@ impl Allocator {
             stripe,
             policy: policy.clone(),
             counter: 0,
+            mapping_counter: 0,
             rr: 0,
         }
     }
@@ -160,17 +162,21 @@ impl Allocator {
         }
     }
 
-    /// A plane that can take a mapping page: the one with an open mapping block, else the one
-    /// with the most free blocks.
+    /// The plane for the next translation page: the planes in turn (in the static order, or
+    /// in index order under the dynamic policies), skipping those without room, so that
+    /// translation-page writes spread over the array as data does.
     pub fn mapping_plane(&mut self, blocks: &BlockManager) -> Option<u32> {
-        let planes = blocks.planes();
-        let open = &self.open[Stream::Mapping as usize];
-        if let Some(p) = (0..planes).find(|&p| open[p as usize].block.is_some()) {
-            return Some(p);
-        }
-        (0..planes)
-            .filter(|&p| self.has_room(Stream::Mapping, p, blocks, 0))
-            .max_by_key(|&p| blocks.free_count(p))
+        let planes = blocks.planes() as u64;
+        let start = self.mapping_counter;
+        let plane =
+            (0..planes).map(|k| self.turn(start + k)).find(|&p| self.has_room(Stream::Mapping, p, blocks, 0));
+        self.mapping_counter += 1;
+        plane
+    }
+
+    /// The `i`-th plane in turn: the static order's, or index order.
+    fn turn(&self, i: u64) -> u32 {
+        if self.stripe.is_empty() { (i % self.open[0].len() as u64) as u32 } else { self.static_plane(i) }
     }
 
     /// Plane of the `i`-th page under the static order.
