@@ -48,18 +48,33 @@ pub struct CacheConfig {
     /// for a dirty line to be written back). Default: true.
     #[serde(default = "yes")]
     pub read_allocate: bool,
+    /// How dirty lines reach flash. Default: array.
+    #[serde(default)]
+    pub write_back: WriteBackMode,
     /// Background flushing: once more than this fraction of the lines is dirty, write the
-    /// least recently used dirty lines back ahead of need. Default: off (a line is written back
-    /// only when a write needs its place, as in SoftSSD's firmware).
+    /// least recently used dirty lines back ahead of need. Default: off.
     #[serde(default)]
     pub flush_threshold: Option<f64>,
-    /// Background write-backs in flight at most. Default: 32.
-    #[serde(default = "default_flush_parallel")]
-    pub flush_parallel: u32,
+    /// Background write-backs in flight at most (each a page on every plane of a die).
+    /// Default: two per plane of the array.
+    #[serde(default)]
+    pub flush_parallel: Option<u32>,
 }
 
-fn default_flush_parallel() -> u32 {
-    32
+/// How dirty cache lines reach flash.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WriteBackMode {
+    /// Background write-backs keep the whole array programming while the cache is short of
+    /// lines: once fewer lines are left than a full pool of write-backs frees, up to
+    /// `flush_parallel` of them run, each a page on every plane of a die; a request waits only
+    /// for a free line. Throughput is then bounded by the flash, not by the requests waiting.
+    #[default]
+    Array,
+    /// A request that finds no free or clean line writes the oldest dirty page back itself
+    /// and waits for it, as SoftSSD's firmware does: the write-backs in flight are the
+    /// requests waiting for a line.
+    OnDemand,
 }
 
 fn default_cache() -> ByteSize {
@@ -74,9 +89,17 @@ impl Default for CacheConfig {
         CacheConfig {
             capacity: default_cache(),
             read_allocate: true,
+            write_back: WriteBackMode::default(),
             flush_threshold: None,
-            flush_parallel: 32,
+            flush_parallel: None,
         }
+    }
+}
+
+impl CacheConfig {
+    /// Write-backs in flight at most on `geo`.
+    pub fn flush_parallel(&self, geo: &Geometry) -> u32 {
+        self.flush_parallel.unwrap_or(2 * geo.total_dies() * geo.planes)
     }
 }
 
@@ -347,7 +370,7 @@ impl FtlConfig {
                 format!("must be a fraction between 0 and 1, exclusive (got {t})")
             })?;
         }
-        ensure(self.cache.flush_parallel >= 1, "cache.flush_parallel", || "must be at least 1".into())?;
+        ensure(self.cache.flush_parallel != Some(0), "cache.flush_parallel", || "must be at least 1".into())?;
         let unit = geo.mapping_unit.bytes();
         ensure(
             self.cache.capacity.bytes() >= unit * geo.units_per_page() as u64 * 2,

@@ -72,11 +72,28 @@ impl FtlInner {
     /// Programs `page` for `stream` (holding `units` valid units) and settles its block.
     pub async fn program(&self, stream: Stream, page: PageIdx, write: PageWrite, units: u32) -> TxnResult {
         let r = self.fil.submit(FlashRequest::program(source(stream), page, write)).await;
+        self.programmed(stream, page, units);
+        r
+    }
+
+    /// Queues a program of `page` for `stream` and returns where its result arrives; the
+    /// caller passes the result to [`programmed`](Self::programmed). Queue pages of a block in
+    /// the order they were allocated.
+    pub async fn start_program(
+        &self,
+        stream: Stream,
+        page: PageIdx,
+        write: PageWrite,
+    ) -> sim::sync::oneshot::Receiver<TxnResult> {
+        self.fil.enqueue(FlashRequest::program(source(stream), page, write)).await
+    }
+
+    /// A program of `page` (holding `units` valid units) finished: settles its block and counts it.
+    pub fn programmed(&self, stream: Stream, page: PageIdx, units: u32) {
         self.blocks.borrow_mut().done_pending(self.geo.block_of(page), 1);
         let mut st = self.stats.borrow_mut();
         st.pages_programmed[stream as usize] += 1;
         st.units_programmed[stream as usize] += units as u64;
-        r
     }
 
     /// The next page for `stream` (GC passes the victim's plane). Waits for GC when no plane

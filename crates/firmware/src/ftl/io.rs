@@ -5,6 +5,7 @@ use nand::Lpn;
 
 use crate::fil::{FlashRequest, TxnSource};
 use crate::ftl::cache::LineState;
+use crate::ftl::config::WriteBackMode;
 use crate::ftl::data::UnitData;
 use crate::ftl::flash::MediaError;
 use crate::ftl::state::{Ftl, FtlInner};
@@ -309,9 +310,12 @@ impl FtlInner {
                         data.as_ref().expect("written once"),
                     );
                     self.fill_done(lpn, Some(unit));
-                    let mut cache = self.cache.borrow_mut();
-                    let i = cache.lookup(lpn).expect("just filled");
-                    cache.set_state(i, LineState::Dirty);
+                    {
+                        let mut cache = self.cache.borrow_mut();
+                        let i = cache.lookup(lpn).expect("just filled");
+                        cache.set_state(i, LineState::Dirty);
+                    }
+                    self.maybe_flush();
                     break;
                 }
             }
@@ -390,8 +394,7 @@ impl FtlInner {
                 (c.all_dirty(), c.writing_count())
             };
             if !dirty.is_empty() {
-                let upp = self.geo.units_per_page() as usize;
-                let batches: Vec<Vec<u32>> = dirty.chunks(upp).map(|c| c.to_vec()).collect();
+                let batches: Vec<Vec<u32>> = dirty.chunks(self.job_units()).map(|c| c.to_vec()).collect();
                 sim::join_all(batches.into_iter().map(|b| self.write_back(b))).await;
             } else if writing > 0 {
                 self.free_line.notified().await;
@@ -401,12 +404,14 @@ impl FtlInner {
         }
     }
 
-    /// Frees one cache line: evicts the least recently used clean line; else, unless the lines
-    /// already being written back to make room will free enough for everyone waiting, writes back
-    /// the oldest dirty lines; else waits for a line to change state. Every write-back or fill
-    /// that ends wakes all waiters, and a request waits only while one is in flight, so no
-    /// wake-up can be lost.
+    /// Frees one cache line: evicts the least recently used clean line; else waits for a line
+    /// the write-backs free. In array mode the background write-backs are running (or started
+    /// here); in on-demand mode this request writes back the oldest dirty page itself unless
+    /// the lines already being written back to make room will free enough for everyone
+    /// waiting. Every write-back or fill that ends wakes all waiters, and a request waits only
+    /// while one is in flight, so no wake-up can be lost.
     async fn make_free_line(&self) {
+        let on_demand = self.cfg.cache.write_back == WriteBackMode::OnDemand;
         loop {
             let batch = {
                 let mut cache = self.cache.borrow_mut();
@@ -418,8 +423,8 @@ impl FtlInner {
                     return;
                 }
                 let in_flight = cache.writing_count() + cache.filling_count() > 0;
-                if in_flight && self.freeing.get() > self.line_waiters.get() {
-                    Vec::new() // enough lines are on their way
+                if !on_demand || (in_flight && self.freeing.get() > self.line_waiters.get()) {
+                    Vec::new() // the background write-backs, or enough lines, are on their way
                 } else {
                     let batch = cache.oldest_dirty(self.geo.units_per_page() as usize);
                     assert!(in_flight || !batch.is_empty(), "a full cache with no clean, dirty or busy line");
@@ -427,6 +432,14 @@ impl FtlInner {
                 }
             };
             if batch.is_empty() {
+                if !on_demand {
+                    self.maybe_flush();
+                    let c = self.cache.borrow();
+                    assert!(
+                        c.writing_count() + c.filling_count() > 0,
+                        "a full cache with no write-back or fill in flight"
+                    );
+                }
                 self.stats.borrow_mut().cache_full_waits += 1;
                 self.line_waiters.set(self.line_waiters.get() + 1);
                 self.free_line.notified().await;

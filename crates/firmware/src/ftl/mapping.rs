@@ -13,13 +13,19 @@ use crate::ftl::waits::WaitKey;
 impl FtlInner {
     /// Where `lpn` lives.
     pub async fn map_get(&self, lpn: Lpn) -> Option<UnitAddr> {
-        self.cmt_ensure(lpn).await;
+        self.cmt_ensure(lpn, true).await;
         self.l2p.borrow().get(lpn)
     }
 
     /// Points `lpn` at `new` and returns its previous location.
     pub async fn map_set(&self, lpn: Lpn, new: Option<UnitAddr>) -> Option<UnitAddr> {
-        self.cmt_ensure(lpn).await;
+        self.map_update(lpn, new, true).await
+    }
+
+    /// [`map_set`](Self::map_set); `lookup` says whether finding the entry cached counts as a
+    /// CMT hit (not after [`cmt_prefetch`](Self::cmt_prefetch) counted the miss).
+    pub async fn map_update(&self, lpn: Lpn, new: Option<UnitAddr>, lookup: bool) -> Option<UnitAddr> {
+        self.cmt_ensure(lpn, lookup).await;
         self.mark_dirty(lpn);
         self.l2p.borrow_mut().set(lpn, new)
     }
@@ -77,8 +83,30 @@ impl FtlInner {
         }
     }
 
-    /// Makes sure `lpn`'s mapping entry is in the CMT (no-op for the full map).
-    async fn cmt_ensure(&self, lpn: Lpn) {
+    /// Counts a lookup of `lpn`'s entry and, unless its segment is cached or on its way,
+    /// starts loading it in a task of its own (no-op for the full map): a write-back overlaps
+    /// its translation-page reads with its programs, then updates the entry without counting
+    /// the lookup again.
+    pub(crate) fn cmt_prefetch(&self, lpn: Lpn) {
+        let Some(dftl) = &self.dftl else { return };
+        let needed = {
+            let mut d = dftl.borrow_mut();
+            let seg = d.segment_of(lpn.0);
+            let present = d.cmt.is_cached(seg) || d.cmt.is_loading(seg);
+            if present {
+                d.cmt.hits += 1;
+            }
+            !present
+        };
+        if needed {
+            let me = self.self_rc();
+            self.cx.spawn(self.core, "mapping prefetch", async move { me.cmt_ensure(lpn, true).await });
+        }
+    }
+
+    /// Makes sure `lpn`'s mapping entry is in the CMT (no-op for the full map); `lookup`: count
+    /// the hit or miss.
+    async fn cmt_ensure(&self, lpn: Lpn, lookup: bool) {
         let Some(dftl) = &self.dftl else { return };
         let seg = dftl.borrow().segment_of(lpn.0);
         loop {
@@ -89,7 +117,7 @@ impl FtlInner {
             if cached {
                 let mut d = dftl.borrow_mut();
                 d.cmt.touch(seg);
-                d.cmt.hits += 1;
+                d.cmt.hits += lookup as u64;
                 return;
             }
             if loading {
@@ -100,7 +128,7 @@ impl FtlInner {
         }
         {
             let mut d = dftl.borrow_mut();
-            d.cmt.misses += 1;
+            d.cmt.misses += lookup as u64;
             d.cmt.start_loading(seg);
         }
         self.cx.compute(self.cfg.costs.cmt_miss).await;

@@ -22,7 +22,9 @@ mod waits;
 mod writeback;
 
 pub use blocks::{BlockUse, Stream};
-pub use config::{AllocConfig, CacheConfig, FtlConfig, GcConfig, MappingConfig, VictimPolicy, WlConfig};
+pub use config::{
+    AllocConfig, CacheConfig, FtlConfig, GcConfig, MappingConfig, VictimPolicy, WlConfig, WriteBackMode,
+};
 pub use data::{UnitData, fingerprint};
 pub use flash::MediaError;
 pub use io::UnitWrite;

@@ -1,20 +1,39 @@
-//! Writing dirty cache lines back to flash: several units packed into one page, programmed on
-//! the user stream, then the mapping moved to the new copies and the old ones invalidated.
+//! Writing dirty cache lines back to flash: units packed into pages of the user stream, the
+//! pages programmed in parallel while their mapping entries load, then the mapping moved to the
+//! new copies and the old ones invalidated.
+//!
+//! ```text
+//!   host write ─▶ line Dirty ─▶ maybe_flush ─▶ up to flush_parallel jobs on the FTL core
+//!                                               │ claim the oldest dirty lines (Writing)
+//!                                               │ allocate a page per plane of a die, queue programs
+//!                                               │ load missing mapping segments (overlapped)
+//!                                               │ remap, invalidate old copies
+//!                                               ▼ lines Clean, waiters woken
+//! ```
+//!
+//! In `on-demand` mode (SoftSSD's firmware) the request that needs a line runs the same
+//! write-back itself, one page at a time (see `io.rs`).
 
 use nand::{Oob, OobSlot};
 
 use crate::fil::{FlashStatus, PageWrite};
 use crate::ftl::blocks::Stream;
 use crate::ftl::cache::LineState;
+use crate::ftl::config::WriteBackMode;
 use crate::ftl::data::UnitData;
 use crate::ftl::state::FtlInner;
 use crate::ftl::waits::WaitKey;
 
 impl FtlInner {
-    /// Writes the given dirty lines (at most one page's worth) to one flash page.
+    /// Writes the given dirty lines back (see [`write_units_back`](Self::write_units_back)).
     pub(crate) async fn write_back(&self, lines: Vec<u32>) {
         let units = self.claim(lines);
         self.write_units_back(units).await;
+    }
+
+    /// Lines one background write-back takes: a page of units on every plane of a die.
+    pub(crate) fn job_units(&self) -> usize {
+        (self.geo.units_per_page() * self.geo.planes) as usize
     }
 
     /// Marks the still-dirty lines among `lines` as being written back and takes a copy of
@@ -32,27 +51,22 @@ impl FtlInner {
         units
     }
 
-    /// Background flushing: while too much of the cache is dirty, start write-backs of the
-    /// least recently used dirty lines (each spawned on the FTL core), up to the configured
-    /// number in flight.
+    /// Background write-backs: while the cache wants them (see [`flush_wanted`]), start jobs
+    /// of the least recently used dirty lines, each spawned on the FTL core, up to the
+    /// configured number in flight. Every job that ends calls this again.
+    ///
+    /// [`flush_wanted`]: Self::flush_wanted
     pub(crate) fn maybe_flush(&self) {
-        let Some(threshold) = self.cfg.cache.flush_threshold else { return };
-        let limit = (threshold * self.cfg.cache.capacity.bytes() as f64 / self.unit_bytes as f64) as u32;
-        while self.flushing.get() < self.cfg.cache.flush_parallel {
-            let batch = {
-                let cache = self.cache.borrow();
-                if cache.dirty_count() <= limit {
-                    return;
-                }
-                cache.oldest_dirty(self.geo.units_per_page() as usize)
-            };
+        let limit = self.cfg.cache.flush_parallel(&self.geo);
+        while self.flushing.get() < limit && self.flush_wanted() {
+            let batch = self.cache.borrow().oldest_dirty(self.job_units());
             let units = self.claim(batch);
             if units.is_empty() {
                 return;
             }
             self.flushing.set(self.flushing.get() + 1);
             let me = self.self_rc();
-            self.cx.spawn(self.core, "cache flush", async move {
+            self.cx.spawn(self.core, "write-back", async move {
                 me.write_units_back(units).await;
                 me.flushing.set(me.flushing.get() - 1);
                 me.maybe_flush();
@@ -60,30 +74,69 @@ impl FtlInner {
         }
     }
 
-    /// Programs claimed units into one page and moves their mapping there.
-    async fn write_units_back(&self, units: Vec<(nand::Lpn, UnitData)>) {
+    /// Whether more dirty lines should be on their way to flash: past the flush threshold, or
+    /// (array mode) once the dirty lines leave fewer than a full pool of write-backs frees for
+    /// the requests to come (at most half the cache).
+    fn flush_wanted(&self) -> bool {
+        let cache = self.cache.borrow();
+        let (dirty, capacity) = (cache.dirty_count() as u64, cache.capacity() as u64);
+        if let Some(t) = self.cfg.cache.flush_threshold
+            && dirty > (t * capacity as f64) as u64
+        {
+            return true;
+        }
+        if self.cfg.cache.write_back != WriteBackMode::Array {
+            return false;
+        }
+        let pool = self.cfg.cache.flush_parallel(&self.geo) as u64 * self.job_units() as u64;
+        dirty > capacity - pool.min(capacity / 2)
+    }
+
+    /// Programs claimed units, a page at a time into the user stream, and moves their mapping
+    /// there. The pages are queued to the FIL one after another and program in parallel; the
+    /// mapping entries they need are loaded meanwhile (a translation-page read per miss,
+    /// overlapped with the programs and with each other).
+    pub(crate) async fn write_units_back(&self, units: Vec<(nand::Lpn, UnitData)>) {
         if units.is_empty() {
             return;
         }
-        self.cx.compute(self.cfg.costs.write_back).await;
-        let page = self.alloc_page(Stream::User, None).await;
-        let write = self.page_write(&units);
-        let r = self.program(Stream::User, page, write, units.len() as u32).await;
-        let ok = r.status == FlashStatus::Ok;
-        if ok {
-            for (slot, (lpn, _)) in units.iter().enumerate() {
+        let upp = self.geo.units_per_page() as usize;
+        let pages = units.len().div_ceil(upp);
+        self.cx.compute(self.cfg.costs.write_back * pages as u64).await;
+        let mut programs = Vec::with_capacity(pages);
+        for chunk in units.chunks(upp) {
+            let page = self.alloc_page(Stream::User, None).await;
+            // Queued before the next allocation can wait: pages of a block stay in order.
+            programs.push((page, self.start_program(Stream::User, page, self.page_write(chunk)).await));
+        }
+        for (lpn, _) in &units {
+            self.cmt_prefetch(*lpn);
+        }
+        let mut done = Vec::with_capacity(pages);
+        for ((page, rx), chunk) in programs.into_iter().zip(units.chunks(upp)) {
+            let r = rx.await.expect("the FIL answers every transaction it accepted");
+            self.programmed(Stream::User, page, chunk.len() as u32);
+            done.push((page, r.status == FlashStatus::Ok));
+        }
+        for (&(page, ok), chunk) in done.iter().zip(units.chunks(upp)) {
+            if !ok {
+                continue;
+            }
+            for (slot, (lpn, _)) in chunk.iter().enumerate() {
                 let new = self.geo.unit_addr(page, slot as u32);
-                if let Some(old) = self.map_set(*lpn, Some(new)).await {
+                if let Some(old) = self.map_update(*lpn, Some(new), false).await {
                     self.invalidate(old);
                 }
             }
         }
         let mut cache = self.cache.borrow_mut();
-        for (lpn, _) in &units {
-            let i = cache.lookup(*lpn).expect("lines being written back stay cached");
-            match (cache.line(i).state, ok) {
-                (LineState::Writing, true) => cache.written_back(i),
-                _ => cache.set_state(i, LineState::Dirty), // written again meanwhile, or the program failed
+        for (&(_, ok), chunk) in done.iter().zip(units.chunks(upp)) {
+            for (lpn, _) in chunk {
+                let i = cache.lookup(*lpn).expect("lines being written back stay cached");
+                match (cache.line(i).state, ok) {
+                    (LineState::Writing, true) => cache.written_back(i),
+                    _ => cache.set_state(i, LineState::Dirty), // written again meanwhile, or the program failed
+                }
             }
         }
         drop(cache);
