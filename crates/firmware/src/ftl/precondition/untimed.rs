@@ -146,9 +146,13 @@ impl FtlInner {
     /// programs a whole block's worth of pages, since it gained nothing (a nearly full victim,
     /// or translation pages moving one per page): collecting on would never end.
     fn fast_gc(&self, plane: u32) -> Result<(), PreconditionError> {
-        let soft = self.cfg.gc.soft(self.geo.blocks);
+        self.fast_gc_until(plane, self.cfg.gc.soft(self.geo.blocks))
+    }
+
+    /// [`fast_gc`](Self::fast_gc) until `plane` has `target` free blocks.
+    fn fast_gc_until(&self, plane: u32, target: u32) -> Result<(), PreconditionError> {
         let upp = self.geo.units_per_page();
-        while self.blocks.borrow().free_count(plane) < soft {
+        while self.blocks.borrow().free_count(plane) < target {
             let Some(v) = self.pick_victim(plane) else { return Ok(()) };
             self.blocks.borrow_mut().set_victim(v);
             // Every page of the victim with a valid unit: its OOB, its data and which slots
@@ -211,15 +215,19 @@ impl FtlInner {
     /// translation page fills a page of its own: on a device whose victims are nearly full,
     /// each rewrite would cost more pages than the collection that forced it freed, and
     /// rewriting until every page is current would never end. So the space comes first: GC runs
-    /// before any page is written, only as far as needed to hold them all, and the writes then
-    /// take free pages without collecting.
+    /// before any page is written, far enough that each plane keeps its GC threshold of free
+    /// blocks after taking its share, and the writes then take free pages without collecting.
     pub(crate) fn write_all_translation_pages(&self) -> Result<u32, PreconditionError> {
         let Some(d) = &self.dftl else { return Ok(0) };
         let tpages = d.borrow().tpages();
-        if self.mapping_room() < tpages as u64 {
-            for p in 0..self.blocks.borrow().planes() {
-                self.fast_gc(p)?;
-            }
+        // Translation pages take the planes in turn: each plane needs room for its share on
+        // top of its GC threshold, or the timed run would start with every plane below the
+        // threshold and spend its first simulated seconds collecting what the pages took.
+        let planes = self.blocks.borrow().planes();
+        let share = tpages.div_ceil(planes).div_ceil(self.geo.pages);
+        let target = (self.cfg.gc.soft(self.geo.blocks) + share + 1).min(self.geo.blocks);
+        for p in 0..planes {
+            self.fast_gc_until(p, target)?;
         }
         let room = self.mapping_room();
         if room < tpages as u64 {
