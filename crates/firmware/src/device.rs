@@ -94,12 +94,16 @@ impl Device {
     }
 
     /// Brings the device to rest so that its state can be saved: writes every dirty cached
-    /// unit to flash (simulated, as a Flush would), lets background work finish, then writes
-    /// the mapping out (untimed). Host queues stay as they are.
+    /// unit to flash (simulated, as a Flush would), lets background work finish (GC to its
+    /// threshold; translation pages GC left behind are not rewritten in simulated time), then
+    /// writes the mapping out (untimed). Host queues stay as they are.
     pub fn quiesce(&self) -> Result<(), String> {
         let ftl = self.ftl.clone();
+        self.ftl.set_quiescing(true);
         self.platform.sim.cx().spawn(self.ftl.core(), "quiesce: flush", async move { ftl.flush().await });
-        self.platform.sim.run().map_err(|d| format!("the device did not come to rest: {d}"))?;
+        let rest = self.platform.sim.run().map_err(|d| format!("the device did not come to rest: {d}"));
+        self.ftl.set_quiescing(false);
+        rest?;
         self.ftl.write_translation_pages_now().map_err(|e| format!("writing the mapping out: {e}"))?;
         Ok(())
     }

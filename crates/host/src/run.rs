@@ -12,7 +12,7 @@ use firmware::trace::Phases;
 use serde::Serialize;
 use sim::stats::{Histogram, LogHistogram};
 use sim::trace::{Trace, TraceWindow};
-use sim::{CoreId, Deadlock, SimDuration, SimTime};
+use sim::{Deadlock, SimDuration, SimTime};
 
 use crate::series::Series;
 use crate::session::{Io, Session};
@@ -221,7 +221,6 @@ pub fn run_jobs_with(
         .map(|i| if i.stream.spec().time_based { None } else { i.stream.spec().number_ios })
         .sum();
     session.results.borrow_mut().clones = instances.len() as u32;
-    let cx = dev.platform.sim.cx();
     for (i, inst) in instances.into_iter().enumerate() {
         let spec = inst.stream.spec().clone();
         let clone = Rc::new(Clone_ {
@@ -235,11 +234,9 @@ pub fn run_jobs_with(
         });
         for slot in 0..spec.iodepth {
             let c = clone.clone();
-            cx.spawn(
-                CoreId::UNBOUND,
-                format!("{} clone {} slot {slot}", spec.name, inst.clone),
-                async move { c.run().await },
-            );
+            session.spawn_host(format!("{} clone {} slot {slot}", spec.name, inst.clone), async move {
+                c.run().await
+            });
         }
     }
     session.run(dev, total, progress)?;

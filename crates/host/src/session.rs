@@ -39,6 +39,9 @@ pub(crate) struct Session {
     pub start: SimTime,
     pub results: RefCell<HostResults>,
     done: Cell<u64>,
+    /// Host tasks (job slots, replay workers) still running: the run ends when the last one
+    /// does, whatever the device is still doing in the background.
+    host_tasks: Cell<u32>,
     series: RefCell<Series>,
     finished: Cell<bool>,
     sink: Option<Rc<RefCell<dyn RequestSink>>>,
@@ -80,6 +83,7 @@ impl Session {
                 ..HostResults::default()
             }),
             done: Cell::new(0),
+            host_tasks: Cell::new(0),
             series: RefCell::new(Series::new(
                 start,
                 DeviceSample::of(&dev.ftl),
@@ -149,9 +153,33 @@ impl Session {
         c
     }
 
-    /// Runs the simulation until every foreground task has finished, sampling the series and
-    /// calling `progress` every few milliseconds of simulated time (`total`: commands
-    /// expected, if known).
+    /// Spawns a host task (a job slot, a replay worker): [`run`](Self::run) ends when the last
+    /// one has finished.
+    pub fn spawn_host(
+        self: &Rc<Self>,
+        name: impl Into<sim::Label>,
+        task: impl std::future::Future<Output = ()> + 'static,
+    ) {
+        self.host_tasks.set(self.host_tasks.get() + 1);
+        let me = self.clone();
+        self.cx.spawn(CoreId::UNBOUND, name, async move {
+            task.await;
+            me.host_tasks.set(me.host_tasks.get() - 1);
+            if me.host_tasks.get() == 0 {
+                me.cx.stop();
+            }
+        });
+    }
+
+    /// Runs the simulation until every host task has finished (the moment the last command
+    /// completes), sampling the series and calling `progress` every few milliseconds of
+    /// simulated time (`total`: commands expected, if known).
+    ///
+    /// The device's background work (write-backs, GC, translation-page rewrites) is not waited
+    /// for: a host sees the run end with its last completion, and on a device in GC steady
+    /// state that work never ends (rewriting translation pages takes free blocks, whose
+    /// collection moves units whose translation pages then need rewriting). It stays
+    /// suspended where it is and carries on if the same device runs again.
     pub fn run(
         self: &Rc<Self>,
         dev: &Device,
@@ -163,7 +191,7 @@ impl Session {
         loop {
             let stop = dev.platform.sim.run_until(dev.platform.sim.now() + slice)?;
             progress(Progress { done: self.done.get(), total, now: dev.platform.sim.now() });
-            if stop == Stop::Idle {
+            if stop == Stop::Idle || self.host_tasks.get() == 0 {
                 return Ok(());
             }
         }

@@ -49,7 +49,7 @@ impl FtlInner {
             d.cmt.mark_dirty(seg);
         } else {
             let t = d.tpage_of_segment(seg);
-            if d.set_pending(t) && d.pending == 1 && !self.mapping_flusher.get() {
+            if d.set_pending(t) && d.pending == 1 && !self.mapping_flusher.get() && !self.quiescing.get() {
                 drop(d);
                 self.start_mapping_flusher();
             }
@@ -65,7 +65,7 @@ impl FtlInner {
         self.cx.spawn(self.core, "mapping flusher", async move {
             let dftl = me.dftl.as_ref().expect("DFTL");
             let mut from = 0;
-            loop {
+            while !me.quiescing.get() {
                 let next = dftl.borrow().next_pending(from);
                 let Some(t) = next else { break };
                 me.tpage_write(t).await;

@@ -52,6 +52,9 @@ pub(crate) struct FtlInner {
     pub line_waiters: std::cell::Cell<u32>,
     /// The mapping flusher (rewriting translation pages GC left behind) is running.
     pub mapping_flusher: std::cell::Cell<bool>,
+    /// The device is being brought to rest: the mapping flusher stops (the translation pages
+    /// are written untimed afterwards), so GC can reach its threshold and end.
+    pub quiescing: std::cell::Cell<bool>,
     pub stats: RefCell<FtlStats>,
     /// Planes with a GC task running.
     pub gc_active: RefCell<Vec<bool>>,
@@ -117,6 +120,7 @@ impl Ftl {
                 freeing: std::cell::Cell::new(0),
                 line_waiters: std::cell::Cell::new(0),
                 mapping_flusher: std::cell::Cell::new(false),
+                quiescing: std::cell::Cell::new(false),
                 stats: RefCell::new(FtlStats::default()),
                 gc_active: RefCell::new(vec![false; planes]),
                 rng: RefCell::new(rng),
@@ -192,6 +196,15 @@ impl Ftl {
     /// they could not be (the page store failed, or GC found no room for them).
     pub fn write_translation_pages_now(&self) -> Result<u32, crate::ftl::PreconditionError> {
         self.inner.write_all_translation_pages()
+    }
+
+    /// Says whether the device is being brought to rest. While it is, the mapping flusher does
+    /// not run: rewriting translation pages in GC steady state never ends by itself (each
+    /// rewrite takes free space whose collection moves units whose pages then need
+    /// rewriting), and the rest writes them all untimed
+    /// ([`write_translation_pages_now`](Self::write_translation_pages_now)).
+    pub fn set_quiescing(&self, on: bool) {
+        self.inner.quiescing.set(on);
     }
 
     /// The core FTL coroutines run on.

@@ -29,7 +29,7 @@ use std::rc::Rc;
 use firmware::device::Device;
 use sim::stats::Histogram;
 use sim::sync::Notify;
-use sim::{CoreId, SimDuration, SimTime};
+use sim::{SimDuration, SimTime};
 
 pub use map::{AddressMap, Align, Mapped};
 pub use stats::{ReplayStats, VolumeStats};
@@ -174,12 +174,12 @@ pub fn replay(
     match spec.mode {
         ReplayMode::Timed { speed } => {
             let r2 = r.clone();
-            cx.spawn(CoreId::UNBOUND, "replay dispatcher", async move { r2.dispatch(speed).await });
+            session.spawn_host("replay dispatcher", async move { r2.dispatch(speed).await });
         }
         ReplayMode::ClosedLoop { depth } => {
             for w in 0..depth {
                 let r2 = r.clone();
-                cx.spawn(CoreId::UNBOUND, format!("replay worker {w}"), async move { r2.work(w).await });
+                session.spawn_host(format!("replay worker {w}"), async move { r2.work(w).await });
             }
         }
     }
@@ -270,7 +270,7 @@ impl Replay {
                 self.outstanding.set(self.outstanding.get() + 1);
                 let io = self.io(op, offset, len);
                 let me = self.clone();
-                cx.spawn(CoreId::UNBOUND, "replay command", async move {
+                self.session.spawn_host("replay command", async move {
                     me.session.issue(&io, SimTime::ZERO).await;
                     me.outstanding.set(me.outstanding.get() - 1);
                     me.room.notify_one();
