@@ -2,21 +2,35 @@
 //! order, and which are dirty. A segment is `segment_entries` consecutive LPNs; classic DFTL is
 //! one entry per segment.
 
-/// Links hold segment + 1, so that 0 means "none" and a fresh list is zero pages the OS maps
-/// lazily (classic DFTL keeps one entry per logical page).
-const NIL: u32 = 0;
+use rustc_hash::FxHashMap;
+
+const NIL: u32 = u32::MAX;
 const CACHED: u8 = 1;
 const DIRTY: u8 = 2;
 const LOADING: u8 = 4;
 
-/// Segment states and an intrusive LRU list (head = most recently used).
+/// A cached segment's place in the LRU list.
+#[derive(Copy, Clone)]
+struct Node {
+    seg: u32,
+    prev: u32,
+    next: u32,
+}
+
+/// Segment states (a byte per segment) and an LRU list of the cached segments (head = most
+/// recently used). The list lives in nodes for the cached segments only, found through a hash
+/// map: classic DFTL keeps one entry per logical page, and links per segment would cost 8 bytes
+/// per logical page (1 GiB at 512 GiB) for a cache of a few hundred thousand entries.
 pub struct Cmt {
     capacity: u32,
     cached: u32,
     loading: u32,
+    dirty: u32,
     state: Vec<u8>,
-    prev: Vec<u32>,
-    next: Vec<u32>,
+    nodes: Vec<Node>,
+    /// Nodes not in use (their indices).
+    spare: Vec<u32>,
+    node_of: FxHashMap<u32, u32>,
     head: u32,
     tail: u32,
     /// Lookups that found their segment cached.
@@ -28,14 +42,16 @@ pub struct Cmt {
 impl Cmt {
     /// A CMT of `capacity` segments over `segments` segments.
     pub fn new(segments: u32, capacity: u32) -> Self {
-        let n = segments as usize;
+        let room = capacity.min(segments) as usize + 1;
         Cmt {
             capacity,
             cached: 0,
             loading: 0,
-            state: vec![0; n],
-            prev: vec![NIL; n],
-            next: vec![NIL; n],
+            dirty: 0,
+            state: vec![0; segments as usize],
+            nodes: Vec::with_capacity(room),
+            spare: Vec::new(),
+            node_of: FxHashMap::with_capacity_and_hasher(room, Default::default()),
             head: NIL,
             tail: NIL,
             hits: 0,
@@ -64,9 +80,10 @@ impl Cmt {
     /// Moves a cached segment to the head of the LRU list.
     pub fn touch(&mut self, seg: u32) {
         debug_assert!(self.is_cached(seg));
-        if self.head != seg + 1 {
-            self.unlink(seg);
-            self.push_head(seg);
+        let n = self.node_of[&seg];
+        if self.head != n {
+            self.unlink(n);
+            self.push_head(n);
         }
     }
 
@@ -81,69 +98,85 @@ impl Cmt {
         self.state[seg as usize] = CACHED;
         self.loading -= 1;
         self.cached += 1;
-        self.push_head(seg);
+        let node = Node { seg, prev: NIL, next: NIL };
+        let n = match self.spare.pop() {
+            Some(n) => {
+                self.nodes[n as usize] = node;
+                n
+            }
+            None => {
+                self.nodes.push(node);
+                self.nodes.len() as u32 - 1
+            }
+        };
+        self.node_of.insert(seg, n);
+        self.push_head(n);
     }
 
     /// Marks a cached segment dirty.
     pub fn mark_dirty(&mut self, seg: u32) {
         debug_assert!(self.is_cached(seg));
-        self.state[seg as usize] |= DIRTY;
+        let s = &mut self.state[seg as usize];
+        self.dirty += (*s & DIRTY == 0) as u32;
+        *s |= DIRTY;
     }
 
     /// Marks a segment clean (its translation page is being written).
     pub fn mark_clean(&mut self, seg: u32) {
-        self.state[seg as usize] &= !DIRTY;
+        let s = &mut self.state[seg as usize];
+        self.dirty -= (*s & DIRTY != 0) as u32;
+        *s &= !DIRTY;
     }
 
     /// Cached segments that are dirty.
     pub fn dirty_count(&self) -> usize {
-        self.state.iter().filter(|&&s| s & DIRTY != 0).count()
+        self.dirty as usize
     }
 
     /// The least recently used cached segment.
     pub fn lru(&self) -> Option<u32> {
-        (self.tail != NIL).then(|| self.tail - 1)
+        (self.tail != NIL).then(|| self.nodes[self.tail as usize].seg)
     }
 
     /// Drops a clean cached segment.
     pub fn evict(&mut self, seg: u32) {
         debug_assert!(self.is_cached(seg) && !self.is_dirty(seg));
-        self.unlink(seg);
+        let n = self.node_of.remove(&seg).expect("a cached segment has a node");
+        self.unlink(n);
+        self.spare.push(n);
         self.state[seg as usize] = 0;
         self.cached -= 1;
     }
 
-    fn unlink(&mut self, s: u32) {
-        let (p, n) = (self.prev[s as usize], self.next[s as usize]);
+    fn unlink(&mut self, n: u32) {
+        let Node { prev: p, next: x, .. } = self.nodes[n as usize];
         if p != NIL {
-            self.next[p as usize - 1] = n
+            self.nodes[p as usize].next = x
         } else {
-            self.head = n
+            self.head = x
         }
-        if n != NIL {
-            self.prev[n as usize - 1] = p
-        } else {
-            self.tail = p
-        }
-        self.prev[s as usize] = NIL;
-        self.next[s as usize] = NIL;
+        if x != NIL { self.nodes[x as usize].prev = p } else { self.tail = p }
     }
 
-    fn push_head(&mut self, s: u32) {
-        self.prev[s as usize] = NIL;
-        self.next[s as usize] = self.head;
-        if self.head != NIL {
-            self.prev[self.head as usize - 1] = s + 1;
+    fn push_head(&mut self, n: u32) {
+        let old = self.head;
+        self.nodes[n as usize].prev = NIL;
+        self.nodes[n as usize].next = old;
+        if old != NIL {
+            self.nodes[old as usize].prev = n;
         }
-        self.head = s + 1;
+        self.head = n;
         if self.tail == NIL {
-            self.tail = s + 1;
+            self.tail = n;
         }
     }
 
     /// Bytes of RAM used by the bookkeeping (the entries themselves live in the L2P table).
     pub fn resident_bytes(&self) -> usize {
-        self.state.capacity() + (self.prev.capacity() + self.next.capacity()) * 4
+        self.state.capacity()
+            + self.nodes.capacity() * std::mem::size_of::<Node>()
+            + self.spare.capacity() * 4
+            + self.node_of.capacity() * 12
     }
 }
 
@@ -169,5 +202,37 @@ mod tests {
         c.finish_loading(7);
         assert_eq!(c.lru(), Some(3));
         assert_eq!(c.cached, 2);
+    }
+
+    #[test]
+    fn dirty_count_follows_marks_and_nodes_are_reused() {
+        let mut c = Cmt::new(100, 3);
+        for s in [10, 20, 30] {
+            c.start_loading(s);
+            c.finish_loading(s);
+        }
+        c.mark_dirty(20);
+        c.mark_dirty(20);
+        c.mark_dirty(30);
+        assert_eq!(c.dirty_count(), 2);
+        c.mark_clean(20);
+        c.mark_clean(20);
+        assert_eq!(c.dirty_count(), 1);
+        assert_eq!(c.lru(), Some(10));
+        c.evict(10);
+        c.evict(20);
+        assert_eq!(c.lru(), Some(30));
+        for s in [40, 50] {
+            c.start_loading(s);
+            c.finish_loading(s);
+        }
+        assert_eq!(c.nodes.len(), 3, "evicted segments' nodes are reused");
+        c.touch(30);
+        assert_eq!(c.lru(), Some(40));
+        c.mark_clean(30);
+        c.evict(40);
+        c.evict(50);
+        c.evict(30);
+        assert_eq!((c.lru(), c.cached, c.dirty_count()), (None, 0, 0));
     }
 }
