@@ -75,11 +75,14 @@ impl FtlInner {
     }
 
     /// Whether more dirty lines should be on their way to flash: past the flush threshold, or
-    /// (array mode) once the dirty lines leave fewer than a full pool of write-backs frees for
-    /// the requests to come (at most half the cache).
+    /// (array mode) once fewer lines are free or clean than a full pool of write-backs takes
+    /// (at most half the cache). Lines being written back count as taken: counting them as
+    /// free left no line free while the pool was busy, so every host write waited a whole
+    /// program for the write-back that freed its line.
     fn flush_wanted(&self) -> bool {
         let cache = self.cache.borrow();
         let (dirty, capacity) = (cache.dirty_count() as u64, cache.capacity() as u64);
+        let writing = cache.writing_count() as u64;
         if let Some(t) = self.cfg.cache.flush_threshold
             && dirty > (t * capacity as f64) as u64
         {
@@ -89,7 +92,7 @@ impl FtlInner {
             return false;
         }
         let pool = self.cfg.cache.flush_parallel(&self.geo) as u64 * self.job_units() as u64;
-        dirty > capacity - pool.min(capacity / 2)
+        dirty > 0 && dirty + writing > capacity - pool.min(capacity / 2)
     }
 
     /// Programs claimed units, a page at a time into the user stream, and moves their mapping
