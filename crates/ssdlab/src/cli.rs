@@ -561,4 +561,23 @@ pub struct BenchArgs {
     /// Raw capacity of the geometry whose metadata-only footprint is measured.
     #[arg(long, default_value = "1TiB")]
     pub capacity: String,
+    /// The device of the full-size rows (a preset or a TOML file): steady-state
+    /// preconditioning, 4 KiB random reads, then 4 KiB random writes in GC steady state, all
+    /// QD32 on the metadata store, with the process's peak memory. About ten minutes at 512 GiB
+    /// (`--quick` skips them).
+    #[arg(long, default_value = "mqsim-default", value_name = "DEVICE")]
+    pub full_size: String,
+    /// Blocks per plane of the full-size device instead of its own (4096 makes mqsim-default
+    /// a 1 TiB device).
+    #[arg(long, value_name = "N")]
+    pub blocks: Option<u32>,
+    /// Random reads of the full-size rows.
+    #[arg(long, default_value_t = 1_000_000, value_name = "N")]
+    pub reads: u64,
+    /// Random writes of the full-size rows, measured once GC keeps pace with them.
+    #[arg(long, default_value_t = 100_000, value_name = "N")]
+    pub writes: u64,
+    /// Skip the full-size rows.
+    #[arg(long)]
+    pub quick: bool,
 }

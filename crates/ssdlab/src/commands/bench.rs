@@ -45,7 +45,11 @@ pub fn run(a: BenchArgs) -> Result<()> {
     }
     let capacity: ByteSize = a.capacity.parse().context("--capacity")?;
     memory(capacity)?;
-    firmware_steady_state()
+    firmware_steady_state()?;
+    if !a.quick {
+        full_size(&a)?;
+    }
+    Ok(())
 }
 
 fn row(what: &str, rate: f64, secs: f64) {
@@ -154,6 +158,95 @@ fn firmware_steady_state() -> Result<()> {
         after.gc_invocations - before.gc_invocations
     );
     Ok(())
+}
+
+/// Warm-up writes between two checks of whether GC keeps pace.
+const WARMUP_CHUNK: u64 = 200_000;
+
+/// A full-size device as a user runs it (`--full-size`, `--blocks`): steady-state
+/// preconditioning, random reads, then random writes once GC keeps pace with them, on the
+/// metadata store, with the peak memory of the process.
+///
+/// A device aged to steady state starts with its free pool at the GC threshold, and GC (the
+/// FIL's last priority) only keeps pace once host writes have used that pool down to the hard
+/// threshold: the write cliff. The warm-up writes until the free pool stops shrinking, and only
+/// then are the writes measured.
+fn full_size(a: &BenchArgs) -> Result<()> {
+    let mut cfg = device::load(Some(&a.full_size))?;
+    if let Some(b) = a.blocks {
+        cfg.geometry.blocks = b;
+        cfg.validate().map_err(|e| anyhow::anyhow!("--blocks {b}: {e}"))?;
+    }
+    let kind = Precondition::SteadyState { overwrites: FIRMWARE_OVERWRITES };
+    println!("full size: {} ({} raw), metadata store, one 4k QD32 job:", cfg.name, cfg.geometry.capacity());
+    eprintln!(
+        "  (minutes at full size: preconditioning, reads, then writes past the write cliff; --quick skips these rows)"
+    );
+    let t = Instant::now();
+    let p =
+        ssdlab::prepare(&cfg, &StoreChoice::Metadata, 1, ssdlab::Start::Precondition(kind), &mut |_, _| {})?;
+    let secs = t.elapsed().as_secs_f64();
+    let units = p.device.ftl.logical_units() as f64 * (1.0 + FIRMWARE_OVERWRITES);
+    row(&format!("  fast precondition {} (mapping units)", ssdlab::describe(kind)), units / secs, secs);
+    println!("    peak RSS so far {}", peak_rss());
+
+    let (report, secs) = firmware_jobs(&p, "randread", a.reads)?;
+    row("  4k random read (requests)", a.reads as f64 / secs, secs);
+    println!("    simulated {:.0} IOPS, mean {:.0} us", report.total.iops, mean_us(&report, "read"));
+
+    let ftl = &p.device.ftl;
+    let (t, mut warm) = (Instant::now(), 0u64);
+    let limit = ftl.logical_units() as u64 * 2;
+    loop {
+        let free = ftl.free_blocks();
+        firmware_jobs(&p, "randwrite", WARMUP_CHUNK)?;
+        warm += WARMUP_CHUNK;
+        let geo = &p.device.platform.config.geometry;
+        let planes = (geo.total_dies() * geo.planes) as u64;
+        let settled = free.saturating_sub(ftl.free_blocks()) < planes;
+        eprintln!(
+            "  warm-up: {} writes, {} free blocks ({} before), {:.0}s",
+            report::grouped(warm as f64),
+            ftl.free_blocks(),
+            free,
+            t.elapsed().as_secs_f64()
+        );
+        if settled {
+            break;
+        }
+        ensure!(warm < limit, "the free pool was still shrinking after {warm} warm-up writes");
+    }
+    let before = ftl.stats();
+    let (report, secs) = firmware_jobs(&p, "randwrite", a.writes)?;
+    let after = ftl.stats();
+    row("  4k random write, GC steady state (requests)", a.writes as f64 / secs, secs);
+    let programmed = |s: &firmware::ftl::FtlStats| s.units_programmed.iter().sum::<u64>();
+    println!(
+        "    simulated {:.0} IOPS, mean {:.0} us; WAF {:.2}, {} GC victims while measured ({} warm-up writes first)",
+        report.total.iops,
+        mean_us(&report, "write"),
+        (programmed(&after) - programmed(&before)) as f64
+            / (after.host_units_written - before.host_units_written).max(1) as f64,
+        after.gc_invocations - before.gc_invocations,
+        report::grouped(warm as f64),
+    );
+    println!("  peak RSS {}", peak_rss());
+    Ok(())
+}
+
+/// Mean latency of `op` in a report, µs.
+fn mean_us(r: &report::Report, op: &str) -> f64 {
+    r.ops.get(op).map_or(f64::NAN, |o| o.latency_ns.mean / 1e3)
+}
+
+/// The process's peak resident memory (`VmHWM`), or `?` where /proc does not say.
+fn peak_rss() -> String {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or("?".into(), |kib| ByteSize(kib << 10).to_string())
 }
 
 /// Runs `count` 4 KiB `rw` requests at QD32 from one job over the whole device; the report and
