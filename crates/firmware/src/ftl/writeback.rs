@@ -78,7 +78,9 @@ impl FtlInner {
     /// (array mode) once fewer lines are free or clean than a full pool of write-backs takes
     /// (at most half the cache). Lines being written back count as taken: counting them as
     /// free left no line free while the pool was busy, so every host write waited a whole
-    /// program for the write-back that freed its line.
+    /// program for the write-back that freed its line. A job waits for a full multi-plane
+    /// page of dirty lines: part pages are padding, which a device filled sequentially can
+    /// never collect back.
     fn flush_wanted(&self) -> bool {
         let cache = self.cache.borrow();
         let (dirty, capacity) = (cache.dirty_count() as u64, cache.capacity() as u64);
@@ -92,7 +94,7 @@ impl FtlInner {
             return false;
         }
         let pool = self.cfg.cache.flush_parallel(&self.geo) as u64 * self.job_units() as u64;
-        dirty > 0 && dirty + writing > capacity - pool.min(capacity / 2)
+        dirty >= self.job_units() as u64 && dirty + writing > capacity - pool.min(capacity / 2)
     }
 
     /// Programs claimed units, a page at a time into the user stream, and moves their mapping
