@@ -93,6 +93,20 @@ impl Device {
         checkpoint::save(&mut self.platform.fil.array().borrow_mut(), &hints)
     }
 
+    /// Lets the background work in flight (write-backs, GC, translation-page rewrites) finish,
+    /// as a device left idle would, for at most `limit` of simulated time. A run ends with the
+    /// host's last completion and leaves that work suspended where it is; checking invariants
+    /// or comparing states wants it done. In DFTL GC steady state the work need not end by
+    /// itself, hence the limit.
+    pub fn settle(&self, limit: sim::SimDuration) -> Result<(), String> {
+        let sim = &self.platform.sim;
+        match sim.run_until(sim.now() + limit) {
+            Ok(sim::Stop::TimeLimit) => Err(format!("background work still running after {limit:?}")),
+            Ok(_) => Ok(()),
+            Err(d) => Err(format!("the device did not come to rest: {d}")),
+        }
+    }
+
     /// Brings the device to rest so that its state can be saved: writes every dirty cached
     /// unit to flash (simulated, as a Flush would), lets background work finish (GC to its
     /// threshold; translation pages GC left behind are not rewritten in simulated time), then

@@ -30,6 +30,11 @@ pub fn run(dev: &Device, options: &str, seed: u64) -> HostResults {
     run_jobs(dev, &[job(options)], seed, &mut |_| {}).unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// Lets `dev`'s background work finish after a run (a minute of simulated time at most).
+pub fn settle(dev: &Device) {
+    dev.settle(sim::SimDuration::from_secs(60)).unwrap_or_else(|e| panic!("{e}"));
+}
+
 /// Builds `cfg` in metadata-only mode.
 pub fn build(cfg: &DeviceConfig, seed: u64) -> Device {
     Device::build(cfg, &StoreChoice::Metadata, seed).unwrap()

@@ -12,7 +12,7 @@ use firmware::device::Device;
 use firmware::ftl::Precondition;
 
 use crate::SMALL;
-use crate::experiments::{build, device, run};
+use crate::experiments::{build, device, run, settle};
 
 /// The shared small device with a full map, a 128 KiB cache and no firmware or host costs.
 fn small() -> firmware::config::DeviceConfig {
@@ -73,6 +73,7 @@ fn fast_steady_state_matches_full_simulation() {
     let logical = full.ftl.logical_units() as u64;
     run(&full, "rw=randwrite bs=4k iodepth=16", 1); // every unit once, random order
     run(&full, &format!("rw=randwrite bs=4k iodepth=16 norandommap number_ios={}", 2 * logical), 2);
+    settle(&full); // GC back to its threshold, as the fast path leaves it
     let fast = build(&cfg, 1);
     fast.ftl.precondition(Precondition::SteadyState { overwrites: 2.0 }, &mut |_, _| {}).unwrap();
     fast.ftl.check_invariants().unwrap();
@@ -101,6 +102,7 @@ fn fast_sequential_fill_matches_full_simulation() {
     let bytes = full.ftl.logical_units() as u64 * 4096;
     run(&full, &format!("rw=write bs=128k iodepth=1 size={bytes}"), 1);
     run(&full, "rw=read bs=128k iodepth=1 number_ios=1", 1); // nothing else changes the state
+    settle(&full);
     let fast = build(&cfg, 1);
     fast.ftl.precondition(Precondition::SeqFill, &mut |_, _| {}).unwrap();
     fast.ftl.check_invariants().unwrap();

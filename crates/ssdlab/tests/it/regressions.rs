@@ -1,6 +1,6 @@
 //! Regression tests, named after what went wrong.
 
-use crate::experiments::{build, device, run};
+use crate::experiments::{build, device, run, settle};
 
 /// With many workers waiting for a cache line, a write-back that freed four lines woke four of
 /// them; they took their lines and nobody started the next write-back, so the rest waited
@@ -32,6 +32,7 @@ cache = { capacity = "4MiB" }
     let dev = build(&cfg, 1);
     let r = run(&dev, "rw=write bs=128k iodepth=16 numjobs=4 size=256m loops=2", 3);
     assert_eq!(r.ops[1].count, 4 * 2 * 2048);
+    settle(&dev);
     dev.ftl.check_invariants().unwrap();
 }
 
@@ -52,6 +53,7 @@ fn gc_never_waits_for_the_mapping_space_it_is_making() {
             .unwrap();
         let logical = dev.ftl.logical_units();
         run(&dev, &format!("rw=randwrite bs=4k iodepth=8 norandommap number_ios={logical}"), seed);
+        settle(&dev);
         dev.ftl.check_invariants().unwrap_or_else(|e| panic!("seed {seed}: {e}"));
         assert!(dev.ftl.stats().gc_invocations > 0, "seed {seed}: GC ran");
     }

@@ -9,7 +9,7 @@ use firmware::snapshot::{Snapshot, SnapshotError, check_config};
 use ssdlab::{Start, measure, prepare};
 
 use crate::TINY_CMT;
-use crate::experiments::{build, device, job, run};
+use crate::experiments::{build, device, job, run, settle};
 
 /// The array state as plain data: every block and every unit.
 fn state(dev: &Device) -> (Vec<nand::BlockState>, Vec<u32>) {
@@ -44,6 +44,7 @@ fn a_saved_device_comes_back_exactly_and_runs_deterministically() {
     // Reads of every written unit succeed; writes continue where the device stopped.
     let r = run(&dev, "rw=randrw bs=4k iodepth=8 number_ios=4000", 6);
     assert_eq!(r.op(host::workload::IoOp::Read).errors, 0);
+    settle(&dev);
     dev.ftl.check_invariants().unwrap();
 
     // Two runs from the same snapshot and seed give the same report.
