@@ -574,8 +574,9 @@ pub struct BenchArgs {
     /// Random reads of the full-size rows.
     #[arg(long, default_value_t = 1_000_000, value_name = "N")]
     pub reads: u64,
-    /// Random writes of the full-size rows, measured once GC keeps pace with them.
-    #[arg(long, default_value_t = 100_000, value_name = "N")]
+    /// Random writes of the full-size rows, measured from the write cliff on (long enough to
+    /// average over GC's bursts).
+    #[arg(long, default_value_t = 1_000_000, value_name = "N")]
     pub writes: u64,
     /// Skip the full-size rows.
     #[arg(long)]
