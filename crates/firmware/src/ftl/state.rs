@@ -181,9 +181,11 @@ impl Ftl {
         blocks.total_free() as f64 / target.max(1.0) * 100.0
     }
 
-    /// Cache lines holding data newer than flash.
+    /// Cache lines holding data newer than flash (dirty, or on their way: a run ends with the
+    /// host's last completion, write-backs may still be in flight).
     pub fn dirty_lines(&self) -> u64 {
-        self.inner.cache.borrow().dirty_count() as u64
+        let c = self.inner.cache.borrow();
+        (c.dirty_count() + c.writing_count()) as u64
     }
 
     /// Mapping segments in DRAM newer than their translation page (DFTL).
