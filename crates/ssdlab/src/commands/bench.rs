@@ -134,7 +134,7 @@ fn firmware_steady_state() -> Result<()> {
     println!("full firmware on {what} ({} raw, {logical:.1}GiB logical):", cfg.geometry.capacity());
     row(&format!("  fast precondition {} (mapping units)", ssdlab::describe(kind)), units / secs, secs);
 
-    let (report, secs) = firmware_jobs(&p, "randread", FIRMWARE_READS)?;
+    let (report, secs) = firmware_jobs(&p, "randread", FIRMWARE_READS, 1)?;
     row("  4k random read, QD32 (requests)", FIRMWARE_READS as f64 / secs, secs);
     let cmt = report
         .cache
@@ -144,9 +144,9 @@ fn firmware_steady_state() -> Result<()> {
     println!("    simulated {:.0} IOPS{cmt}", report.total.iops);
 
     let line = cfg.geometry.mapping_unit.bytes();
-    firmware_jobs(&p, "randwrite", cfg.ftl.cache.capacity.bytes() / line * 5 / 4)?;
+    firmware_jobs(&p, "randwrite", cfg.ftl.cache.capacity.bytes() / line * 5 / 4, 2)?;
     let before = p.device.ftl.stats();
-    let (report, secs) = firmware_jobs(&p, "randwrite", FIRMWARE_WRITES)?;
+    let (report, secs) = firmware_jobs(&p, "randwrite", FIRMWARE_WRITES, 3)?;
     let after = p.device.ftl.stats();
     row("  4k random write, QD32, GC steady state (requests)", FIRMWARE_WRITES as f64 / secs, secs);
     let programmed = |s: &firmware::ftl::FtlStats| s.units_programmed.iter().sum::<u64>();
@@ -192,7 +192,7 @@ fn full_size(a: &BenchArgs) -> Result<()> {
     row(&format!("  fast precondition {} (mapping units)", ssdlab::describe(kind)), units / secs, secs);
     println!("    peak RSS so far {}", peak_rss());
 
-    let (report, secs) = firmware_jobs(&p, "randread", a.reads)?;
+    let (report, secs) = firmware_jobs(&p, "randread", a.reads, 1)?;
     row("  4k random read (requests)", a.reads as f64 / secs, secs);
     println!("    simulated {:.0} IOPS, mean {:.0} us", report.total.iops, mean_us(&report, "read"));
 
@@ -208,8 +208,8 @@ fn full_size(a: &BenchArgs) -> Result<()> {
         if free <= cliff {
             break;
         }
-        firmware_jobs(&p, "randwrite", WARMUP_CHUNK)?;
         warm += WARMUP_CHUNK;
+        firmware_jobs(&p, "randwrite", WARMUP_CHUNK, 1 + warm / WARMUP_CHUNK)?;
         eprintln!(
             "  warm-up: {} writes, {} free blocks ({} before), {:.0}s",
             report::grouped(warm as f64),
@@ -223,7 +223,7 @@ fn full_size(a: &BenchArgs) -> Result<()> {
         ensure!(warm < limit, "the free pool was still shrinking after {warm} warm-up writes");
     }
     let before = ftl.stats();
-    let (report, secs) = firmware_jobs(&p, "randwrite", a.writes)?;
+    let (report, secs) = firmware_jobs(&p, "randwrite", a.writes, u64::MAX)?;
     let after = ftl.stats();
     row("  4k random write, GC steady state (requests)", a.writes as f64 / secs, secs);
     let programmed = |s: &firmware::ftl::FtlStats| s.units_programmed.iter().sum::<u64>();
@@ -257,14 +257,16 @@ fn peak_rss() -> String {
 }
 
 /// Runs `count` 4 KiB `rw` requests at QD32 from one job over the whole device; the report and
-/// the wall time.
-fn firmware_jobs(p: &ssdlab::Prepared, rw: &str, count: u64) -> Result<(report::Report, f64)> {
+/// the wall time. Every call on a device needs its own `seed`: the same seed draws the same
+/// addresses, and a run that rewrites what the one before it wrote measures cheap GC (victims
+/// full of the units it just invalidated), not the steady state.
+fn firmware_jobs(p: &ssdlab::Prepared, rw: &str, count: u64, seed: u64) -> Result<(report::Report, f64)> {
     let mut job = JobSpec::new("bench");
     for (k, v) in [("rw", rw), ("bs", "4k"), ("iodepth", "32"), ("number_ios", &count.to_string())] {
         job.set(k, Some(v)).with_context(|| format!("bench job option {k}"))?;
     }
     let t = Instant::now();
-    let report = ssdlab::measure(p, &[job], 1, &RunOptions::default(), &mut |_| {})?;
+    let report = ssdlab::measure(p, &[job], seed, &RunOptions::default(), &mut |_| {})?;
     Ok((report, t.elapsed().as_secs_f64()))
 }
 
