@@ -19,12 +19,13 @@ use crate::store::image_format::{self as fmt, BlockEntry, Header, Layout, Superb
 #[derive(Debug, thiserror::Error)]
 pub enum ImageError {
     /// The file could not be read or written.
-    #[error("{path}: {source}")]
+    #[error("{path}: {error}")]
     Io {
         /// The image file.
         path: PathBuf,
-        /// What the OS said.
-        source: io::Error,
+        /// What the OS said. Part of the message, not a `source` as well: a report of the
+        /// whole chain (`{:#}`) said it twice.
+        error: io::Error,
     },
     /// The file is not a valid ssdlab NAND image.
     #[error("{path}: not a usable ssdlab NAND image: {why}")]
@@ -87,7 +88,7 @@ impl ImageStore {
     /// firmware checkpoints; every block starts erased. The file is sparse: it takes disk space
     /// only for what is written.
     pub fn create(path: &Path, geo: &Geometry, aux_bytes: u64) -> Result<ImageStore, ImageError> {
-        let io_err = |source| ImageError::Io { path: path.to_path_buf(), source };
+        let io_err = |error| ImageError::Io { path: path.to_path_buf(), error };
         let file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -111,7 +112,7 @@ impl ImageStore {
 
     /// Opens an existing image made for `geo` and scans its block table and OOB records.
     pub fn open(path: &Path, geo: &Geometry) -> Result<ScannedImage, ImageError> {
-        let io_err = |source| ImageError::Io { path: path.to_path_buf(), source };
+        let io_err = |error| ImageError::Io { path: path.to_path_buf(), error };
         let invalid = |why: String| ImageError::Invalid { path: path.to_path_buf(), why };
         let file = OpenOptions::new().read(true).write(true).open(path).map_err(io_err)?;
         let mut sb = vec![0u8; fmt::SUPERBLOCK_BYTES as usize];
