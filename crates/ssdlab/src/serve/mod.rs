@@ -33,9 +33,10 @@
 //! recovers from the OOB records.
 
 mod backend;
+pub mod console;
 mod stats;
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::rc::Rc;
@@ -48,10 +49,10 @@ use anyhow::{Context, Result, anyhow};
 use backend::{DeviceBackend, Inbox, Msg, ToDevice, to_device, wait_ready};
 use firmware::config::DeviceConfig;
 use firmware::device::{Device, Opened, OpenedAs};
-use host::live::{LiveError, LiveHost, LiveOp, LiveRequest, LiveStats};
+use host::live::{AttachError, LiveError, LiveHost, LiveOp, LiveRequest, LiveStats};
 use host::run::RunOptions;
 use live::proto::Errno;
-use live::{BlockSize, ExportInfo, Op, Polled, Replier, Request, Server, ServerConfig};
+use live::{BlockSize, Bound, ExportInfo, Op, Polled, Replier, Request, Server, ServerConfig};
 use report::{Report, RunInfo, assemble};
 use sim::stats::LogHistogram;
 use sim::{CoreId, SimDuration, SimTime};
@@ -84,6 +85,9 @@ pub struct ServeOptions {
     pub server: ServerConfig,
     /// Where to write the stats line every second (`-` = standard error, `None` = nowhere).
     pub stats: Option<PathBuf>,
+    /// Connections served at a time, spread over the device's queue pairs; one more is
+    /// refused with a message saying why (and a line on standard error).
+    pub max_connections: usize,
 }
 
 /// A server running.
@@ -115,8 +119,20 @@ impl Serving {
     }
 }
 
-/// Opens the image, starts the device thread and the NBD server.
+/// Binds the listeners, opens the image, starts the device thread and the NBD server. On
+/// failure nothing is left behind: an image this call created is removed again.
 pub fn start(cfg: DeviceConfig, opts: ServeOptions) -> Result<Serving> {
+    // The listeners first: an address in use is reported before an image is created.
+    let bound = Server::bind(opts.server.clone()).map_err(|e| anyhow!("{e}"))?;
+    let created = !opts.image.exists();
+    let started = start_bound(cfg, &opts, bound);
+    if started.is_err() && created {
+        let _ = std::fs::remove_file(&opts.image);
+    }
+    started
+}
+
+fn start_bound(cfg: DeviceConfig, opts: &ServeOptions, bound: Bound) -> Result<Serving> {
     let (to_device, inbox) = to_device()?;
     let (ready_tx, ready_rx) = mpsc::channel::<Result<(u64, u32, String)>>();
     let device_opts = DeviceOptions {
@@ -124,6 +140,7 @@ pub fn start(cfg: DeviceConfig, opts: ServeOptions) -> Result<Serving> {
         timing: opts.timing,
         seed: opts.seed,
         stats: opts.stats.clone(),
+        max_connections: opts.max_connections,
     };
     let device = std::thread::Builder::new()
         .name("ssdlab-device".into())
@@ -138,6 +155,10 @@ pub fn start(cfg: DeviceConfig, opts: ServeOptions) -> Result<Serving> {
         Err(_) => return Err(anyhow!("the device thread failed to start: {:?}", device.join().err())),
     };
     let max = opts.server.max_request_bytes;
+    let block_size = match BlockSize::new(lba, 4096.max(lba), max) {
+        Ok(b) => b,
+        Err(e) => return Err(stop_device(&to_device, device, anyhow!("block size: {e}"))),
+    };
     let info = ExportInfo {
         description: Some(format!("ssdlab simulated SSD ({opened})")),
         can_flush: true,
@@ -146,19 +167,25 @@ pub fn start(cfg: DeviceConfig, opts: ServeOptions) -> Result<Serving> {
         can_write_zeroes: true,
         // One device behind every connection: a flush on any of them flushes the whole cache.
         can_multi_conn: true,
-        block_size: BlockSize::new(lba, 4096.max(lba), max).map_err(|e| anyhow!("block size: {e}"))?,
+        block_size,
         ..ExportInfo::new(opts.export.clone(), size)
     };
-    let backend = Arc::new(DeviceBackend::new(info, to_device.try_clone()?));
-    let server = match Server::start(backend, opts.server) {
+    let backend = match to_device.try_clone() {
+        Ok(t) => Arc::new(DeviceBackend::new(info, t)),
+        Err(e) => return Err(stop_device(&to_device, device, e)),
+    };
+    let server = match bound.start(backend) {
         Ok(s) => s,
-        Err(e) => {
-            let _ = to_device.send(Msg::Stop);
-            let _ = device.join();
-            return Err(anyhow!("starting the NBD server: {e}"));
-        }
+        Err(e) => return Err(stop_device(&to_device, device, anyhow!("starting the NBD server: {e}"))),
     };
     Ok(Serving { server: Some(server), to_device, device: Some(device), opened, size })
+}
+
+/// Stops a device thread that will not serve, and passes `e` on.
+fn stop_device(to_device: &ToDevice, device: JoinHandle<Result<Report>>, e: anyhow::Error) -> anyhow::Error {
+    let _ = to_device.send(Msg::Stop);
+    let _ = device.join();
+    e
 }
 
 struct DeviceOptions {
@@ -166,6 +193,7 @@ struct DeviceOptions {
     timing: Timing,
     seed: u64,
     stats: Option<PathBuf>,
+    max_connections: usize,
 }
 
 /// With `--timing none`, the device runs until this many requests completed (or a slice of
@@ -187,8 +215,7 @@ struct Done {
 
 /// Opens (or creates) the image and attaches the live host to the device.
 fn open_device(cfg: &DeviceConfig, o: &DeviceOptions) -> Result<(Device, Opened, Rc<LiveHost>)> {
-    let (dev, opened) = Device::open_image(cfg, &o.image, o.seed)
-        .with_context(|| format!("opening the NAND image {}", o.image.display()))?;
+    let (dev, opened) = Device::open_image(cfg, &o.image, o.seed).context("opening the NAND image")?;
     let opts = RunOptions { interval: SimDuration::from_millis(100), ..RunOptions::default() };
     let host = LiveHost::open(&dev, &opts).map_err(|e| anyhow!("{e}"))?;
     Ok((dev, opened, host))
@@ -225,6 +252,9 @@ fn device_thread(
         ),
     };
     let _ = ready.send(Ok((host.capacity(), host.lba_bytes() as u32, opened_line)));
+    host.limit_connections(o.max_connections);
+    // Connections attached and refused, counted by the tasks that attach them.
+    let (connected, refused) = (Rc::new(Cell::new(0u64)), Rc::new(Cell::new(0u64)));
 
     let mut live = LiveStats {
         timing: match o.timing {
@@ -268,11 +298,18 @@ fn device_thread(
         while let Some(m) = inbox.next() {
             match m {
                 Msg::Connect(tx) => {
-                    let h = host.clone();
+                    let (h, connected, refused) = (host.clone(), connected.clone(), refused.clone());
                     sim.cx().spawn(CoreId::UNBOUND, "live: connect", async move {
-                        let _ = tx.send(h.attach().await);
+                        let attached = h.attach().await.map_err(|e| refusal(&e, h.max_queues()));
+                        match &attached {
+                            Ok(_) => connected.set(connected.get() + 1),
+                            Err(why) => {
+                                refused.set(refused.get() + 1);
+                                console::note(format_args!("ssdlab serve: refused a connection: {why}"));
+                            }
+                        }
+                        let _ = tx.send(attached);
                     });
-                    live.connections += 1;
                 }
                 Msg::Adopt(qid, polled) => conns.push((qid, *polled)),
                 Msg::Disconnect(qid) => {
@@ -358,8 +395,12 @@ fn device_thread(
     // Clean shutdown: everything answered; quiesce and checkpoint.
     let checkpoint = dev.checkpoint();
     if let Err(e) = &checkpoint {
-        eprintln!("ssdlab serve: no clean-shutdown checkpoint ({e}); the next start recovers from the OOB");
+        console::note(format_args!(
+            "ssdlab serve: no clean-shutdown checkpoint ({e}); the next start recovers from the OOB"
+        ));
     }
+    live.connections = connected.get();
+    live.refused_connections = refused.get();
     live.wall_s = started.elapsed().as_secs_f64();
     live.lag_mean_us = lag.mean() / 1e3;
     live.lag_p99_us = lag.quantile(0.99) as f64 / 1e3;
@@ -373,6 +414,17 @@ fn device_thread(
         wall: started.elapsed(),
     };
     Ok(assemble(&dev, &results, &info))
+}
+
+/// What a client that cannot be attached is told (in `NBD_REP_ERR_POLICY`), and the log says.
+fn refusal(e: &AttachError, queues: u16) -> String {
+    match e {
+        AttachError::Full { limit } => format!(
+            "the server is at its limit of {limit} connections (ssdlab serve --max-connections; \
+             they share the device's {queues} NVMe queue pairs); try again when one closes"
+        ),
+        AttachError::Queue { .. } => e.to_string(),
+    }
 }
 
 /// Starts one request as a task; it goes to `done` when the device completes it, answered

@@ -56,12 +56,12 @@ impl StatsOut {
         let iops = t.requests as f64 / secs;
         let mb_per_s = t.bytes as f64 / secs / 1e6;
         let (p50, p99) = (us(t.latency.quantile(0.5)), us(t.latency.quantile(0.99)));
-        match self {
-            StatsOut::None => {}
-            StatsOut::Stderr => eprintln!(
+        let written = match self {
+            StatsOut::None => true,
+            StatsOut::Stderr => super::console::note(format_args!(
                 "[{t_s:>6.1}s] {iops:>8.0} IOPS {mb_per_s:>8.1} MB/s  lat p50 {p50:>7.1} µs p99 {p99:>7.1} µs  WAF {waf:.2}  free blocks {}",
                 s.free_blocks
-            ),
+            )),
             StatsOut::File(f) => {
                 let line = serde_json::json!({
                     "t_s": (t_s * 10.0).round() / 10.0,
@@ -73,8 +73,12 @@ impl StatsOut {
                     "free_blocks": s.free_blocks,
                     "lag_p99_us": if matches!(timing, Timing::Model { .. }) { us(lag.quantile(0.99)) } else { 0.0 },
                 });
-                let _ = writeln!(f, "{line}");
+                writeln!(f, "{line}").is_ok()
             }
+        };
+        // Stats are never worth the device: a stream that failed once gets no more lines.
+        if !written {
+            *self = StatsOut::None;
         }
     }
 }

@@ -47,6 +47,16 @@ pub(crate) struct Server {
 
 impl Server {
     pub(crate) fn start(dir: &Path, image: &Path, extra: &[&str]) -> Server {
+        let stderr =
+            if std::env::var_os("SSDLAB_SERVE_STDERR").is_some() { Stdio::inherit() } else { Stdio::piped() };
+        let mut args = vec!["--quiet"];
+        args.extend_from_slice(extra);
+        Server::start_with(dir, image, &args, stderr)
+    }
+
+    /// [`start`](Self::start) with standard error going to `stderr`, and stats lines unless
+    /// `extra` says `--quiet`.
+    pub(crate) fn start_with(dir: &Path, image: &Path, extra: &[&str], stderr: Stdio) -> Server {
         let cfg = dir.join("tiny.toml");
         if !cfg.exists() {
             std::fs::write(&cfg, TINY).unwrap();
@@ -62,17 +72,12 @@ impl Server {
             image.display().to_string(),
             "--unix".into(),
             sock.display().to_string(),
-            "--quiet".into(),
         ];
         args.extend(extra.iter().map(|s| s.to_string()));
         let child = Process::new(env!("CARGO_BIN_EXE_ssdlab"))
             .args(&args)
             .stdout(Stdio::piped())
-            .stderr(if std::env::var_os("SSDLAB_SERVE_STDERR").is_some() {
-                Stdio::inherit()
-            } else {
-                Stdio::piped()
-            })
+            .stderr(stderr)
             .spawn()
             .expect("ssdlab serve starts");
         let s = Server { child, sock };
@@ -81,7 +86,9 @@ impl Server {
         while std::os::unix::net::UnixStream::connect(&s.sock).is_err() {
             if let Some(status) = s.child.try_wait().unwrap() {
                 let mut err = String::new();
-                std::io::Read::read_to_string(s.child.stderr.as_mut().unwrap(), &mut err).unwrap();
+                if let Some(e) = s.child.stderr.as_mut() {
+                    std::io::Read::read_to_string(e, &mut err).unwrap();
+                }
                 panic!("ssdlab serve exited ({status}) before listening: {err}");
             }
             assert!(Instant::now() < deadline, "ssdlab serve did not listen within a minute");
@@ -392,6 +399,39 @@ fn a_client_vanishing_with_replies_in_flight_harms_nobody_else() {
     other.disconnect();
     let (stdout, _) = server.stop();
     assert!(stdout.contains("live: 4 connections"), "{stdout}");
+}
+
+/// Issue 17, item 1: `ssdlab serve 2>&1 | head -2` kept listening after `head` exited but
+/// refused every client (`server policy prevents NBD_OPT_GO`: the stats line had panicked the
+/// device thread), and SIGINT then exited 101 without a checkpoint. Printing must never take
+/// the device down.
+#[test]
+fn a_closed_stderr_neither_stops_serving_nor_the_clean_shutdown() {
+    let dir = tempfile::tempdir().unwrap();
+    let image = dir.path().join("nand.img");
+    let json = dir.path().join("serve.json");
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader); // `head` has exited
+    let extra = ["--timing", "none", "--stats", "-", "--json", json.to_str().unwrap()];
+    let server = Server::start_with(dir.path(), &image, &extra, Stdio::from(writer));
+    let mut c = RawClient::open(&server.addr(), "", true);
+    assert_eq!(c.write(0, &pattern(0, 1, 2)).error, 0);
+    // Long enough for a stats line (once a second) to meet the closed pipe.
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(c.read(0, 2 * BLOCK as u32).data, pattern(0, 1, 2));
+    c.disconnect();
+    let mut again = RawClient::open(&server.addr(), "", true);
+    assert_eq!(again.read(0, 2 * BLOCK as u32).data, pattern(0, 1, 2), "a new client is served");
+    again.disconnect();
+    let (stdout, _) = server.stop(); // asserts a successful exit
+    assert!(stdout.contains("live: 2 connections"), "{stdout}");
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(report["live"]["connections"], 2);
+    // The shutdown checkpointed: the next start mounts clean.
+    let server = Server::start(dir.path(), &image, &["--timing", "none", "--json", json.to_str().unwrap()]);
+    server.stop();
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(report["live"]["opened"], "clean", "{}", report["live"]);
 }
 
 pub(crate) fn have(tool: &str) -> bool {
