@@ -18,7 +18,7 @@ use testkit::durability::{Durability, FlushMark, Issued, read_stamp, stamp};
 
 #[path = "../../../live/tests/live/client.rs"]
 #[allow(dead_code)]
-mod client;
+pub(crate) mod client;
 
 use client::RawClient;
 
@@ -37,7 +37,7 @@ page_size = "16KiB"
 op = 0.2
 "#;
 
-const BLOCK: u64 = 4096;
+pub(crate) const BLOCK: u64 = 4096;
 
 /// `ssdlab serve` on the tiny device, as a child process on a Unix socket.
 pub(crate) struct Server {
@@ -61,28 +61,28 @@ impl Server {
         if !cfg.exists() {
             std::fs::write(&cfg, TINY).unwrap();
         }
+        let mut args = vec![cfg.to_str().unwrap(), "--blocks", "0"];
+        args.extend_from_slice(extra);
+        Server::launch(dir, image, &args, stderr)
+    }
+
+    /// `ssdlab serve ARGS --image IMAGE --unix DIR/nbd.sock`, once it listens.
+    pub(crate) fn launch(dir: &Path, image: &Path, args: &[&str], stderr: Stdio) -> Server {
         let sock = dir.join("nbd.sock");
         let _ = std::fs::remove_file(&sock);
-        let mut args = vec![
-            "serve".to_string(),
-            cfg.display().to_string(),
-            "--blocks".into(),
-            "0".into(),
-            "--image".into(),
-            image.display().to_string(),
-            "--unix".into(),
-            sock.display().to_string(),
-        ];
-        args.extend(extra.iter().map(|s| s.to_string()));
         let child = Process::new(env!("CARGO_BIN_EXE_ssdlab"))
-            .args(&args)
+            .arg("serve")
+            .args(args)
+            .arg("--image")
+            .arg(image)
+            .arg("--unix")
+            .arg(&sock)
             .stdout(Stdio::piped())
             .stderr(stderr)
             .spawn()
             .expect("ssdlab serve starts");
-        let s = Server { child, sock };
-        let deadline = Instant::now() + Duration::from_secs(60);
-        let mut s = s;
+        let mut s = Server { child, sock };
+        let deadline = Instant::now() + Duration::from_secs(120);
         while std::os::unix::net::UnixStream::connect(&s.sock).is_err() {
             if let Some(status) = s.child.try_wait().unwrap() {
                 let mut err = String::new();
@@ -91,7 +91,7 @@ impl Server {
                 }
                 panic!("ssdlab serve exited ({status}) before listening: {err}");
             }
-            assert!(Instant::now() < deadline, "ssdlab serve did not listen within a minute");
+            assert!(Instant::now() < deadline, "ssdlab serve did not listen within two minutes");
             std::thread::sleep(Duration::from_millis(5));
         }
         s
@@ -99,7 +99,7 @@ impl Server {
 
     /// The TCP port the server bound with `--listen 127.0.0.1:0`, from its start-up message
     /// (the rest of standard error is left unread).
-    fn tcp_port(&mut self) -> u16 {
+    pub(crate) fn tcp_port(&mut self) -> u16 {
         let err = self.child.stderr.as_mut().expect("stderr is piped (unset SSDLAB_SERVE_STDERR)");
         let mut reader = std::io::BufReader::new(err);
         let mut line = String::new();
@@ -114,7 +114,7 @@ impl Server {
         }
     }
 
-    fn addr(&self) -> ListenAddr {
+    pub(crate) fn addr(&self) -> ListenAddr {
         ListenAddr::Unix(self.sock.clone())
     }
 
@@ -153,7 +153,7 @@ impl Drop for Server {
 }
 
 /// Data of `version` of `block`: every 8 bytes say which, so a read names what it returned.
-fn pattern(block: u64, version: u64, blocks: u64) -> Vec<u8> {
+pub(crate) fn pattern(block: u64, version: u64, blocks: u64) -> Vec<u8> {
     stamp(block, blocks, version, BLOCK as usize)
 }
 
