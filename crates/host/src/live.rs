@@ -6,6 +6,7 @@
 //! executor. Pacing against the wall clock is the caller's business.
 
 use std::cell::Cell;
+use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use firmware::device::Device;
@@ -42,8 +43,15 @@ pub struct LiveStats {
     pub refused_connections: u64,
     /// Requests answered (flushes included).
     pub requests: u64,
-    /// Requests answered with an error.
+    /// Requests answered with an error, by the device or by the server.
     pub errors: u64,
+    /// The errors by the NBD error the client got (`EINVAL`, `ENOSPC`, `EIO`, ...).
+    #[serde(default)]
+    pub errors_by_errno: BTreeMap<String, u64>,
+    /// Per operation type (`read`, `write`, `flush`, `trim`, `write_zeroes`), what the clients
+    /// saw in wall-clock time; only types that were requested.
+    #[serde(default)]
+    pub client: BTreeMap<String, ClientOpStats>,
     /// Wall-clock seconds served.
     pub wall_s: f64,
     /// Completions released later than their modelled time by more than 100 µs (`model`).
@@ -56,6 +64,33 @@ pub struct LiveStats {
     pub lag_p99_us: f64,
     /// Largest delay, µs.
     pub lag_max_us: f64,
+}
+
+/// One operation type as the clients saw it, in wall-clock time: each request from the moment
+/// the server read it to the moment its reply was written to the socket.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ClientOpStats {
+    /// Requests answered (errors included).
+    pub count: u64,
+    /// Requests answered with an error.
+    pub errors: u64,
+    /// Payload bytes of the successful requests.
+    pub bytes: u64,
+    /// Wall-clock seconds from the first request of this type to the last reply.
+    pub active_s: f64,
+    /// Requests per second over `active_s`, taken as at least one second: a lone request is
+    /// one request per second, not the inverse of its latency.
+    pub iops: f64,
+    /// Megabytes (10^6 B) per second over the same time.
+    pub mb_per_s: f64,
+    /// Mean latency, µs.
+    pub latency_mean_us: f64,
+    /// Median latency, µs.
+    pub latency_p50_us: f64,
+    /// 99th percentile latency, µs.
+    pub latency_p99_us: f64,
+    /// Largest latency, µs.
+    pub latency_max_us: f64,
 }
 
 /// What a request asks of the device.

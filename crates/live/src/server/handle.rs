@@ -17,6 +17,7 @@ use super::connection::{End, serve};
 use super::listener::{ListenAddr, Listener};
 use super::stream::Stream;
 use crate::backend::Backend;
+use crate::proto::Errno;
 
 /// Why the server could not start.
 #[derive(Debug, Error)]
@@ -55,6 +56,10 @@ pub struct ServerStats {
     pub requests: u64,
     /// Requests answered with an error before reaching the backend.
     pub rejected: u64,
+    /// Every request the server answered with an error itself (the rejected ones, and those
+    /// read while shutting down, answered `ESHUTDOWN`), counted by error in [`Errno::ALL`]
+    /// order. Errors the backend answers are the backend's to count.
+    pub errors_by_errno: [u64; Errno::ALL.len()],
 }
 
 #[derive(Default)]
@@ -64,7 +69,21 @@ pub(crate) struct Counters {
     protocol_errors: AtomicU64,
     io_errors: AtomicU64,
     pub(crate) requests: AtomicU64,
-    pub(crate) rejected: AtomicU64,
+    rejected: AtomicU64,
+    by_errno: [AtomicU64; Errno::ALL.len()],
+}
+
+impl Counters {
+    /// A request answered `errno` by the server itself; `rejected` if it never reached the
+    /// backend because it was invalid (rather than because the server is shutting down).
+    pub(crate) fn answered_error(&self, errno: Errno, rejected: bool) {
+        if rejected {
+            self.rejected.fetch_add(1, Ordering::Relaxed);
+        }
+        if let Some(i) = Errno::ALL.iter().position(|&e| e == errno) {
+            self.by_errno[i].fetch_add(1, Ordering::Relaxed);
+        }
+    }
 }
 
 /// State shared by the server handle, acceptors and connections.
@@ -142,6 +161,7 @@ impl Server {
             io_errors: c.io_errors.load(Ordering::SeqCst),
             requests: c.requests.load(Ordering::SeqCst),
             rejected: c.rejected.load(Ordering::SeqCst),
+            errors_by_errno: std::array::from_fn(|i| c.by_errno[i].load(Ordering::SeqCst)),
         }
     }
 

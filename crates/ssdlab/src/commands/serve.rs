@@ -160,17 +160,12 @@ pub fn run(a: ServeArgs) -> Result<()> {
     if let Some(path) = &a.json {
         super::write_json(path, &report)?;
     }
+    out!(
+        "the simulated device (its own clock: with --timing none it runs as fast as it can, so its latencies and rates are the model's, not what clients waited):"
+    );
     out!("{}", report::summary(&report));
     if let Some(l) = &report.live {
-        out!(
-            "live: {} connections, {} requests ({} errors) in {:.1} s; image {}; open {:.0} ms",
-            l.connections,
-            l.requests,
-            l.errors,
-            l.wall_s,
-            l.opened,
-            l.open_ms
-        );
+        out!("{}", ssdlab::serve::live_summary(l));
         if l.timing == "model" {
             out!(
                 "pacing: {} of {} completions late by > 100 µs ({} by > 1 ms); lag mean {:.1} µs, p99 {:.1} µs, max {:.1} µs",

@@ -33,8 +33,11 @@
 //! recovers from the OOB records.
 
 mod backend;
+mod client;
 pub mod console;
 mod stats;
+
+pub use client::live_summary;
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -110,12 +113,21 @@ impl Serving {
     /// Stops serving cleanly: stops accepting, lets every connection finish what it sent,
     /// quiesces and checkpoints the device, and returns the report.
     pub fn stop(mut self) -> Result<Report> {
-        if let Some(server) = self.server.take() {
-            server.shutdown();
-        }
+        let server = self.server.take().map(Server::shutdown);
         let _ = self.to_device.send(Msg::Stop);
         let device = self.device.take().expect("stopped once");
-        device.join().map_err(|_| anyhow!("the device thread panicked"))?
+        let mut report = device.join().map_err(|_| anyhow!("the device thread panicked"))??;
+        // Requests the server answered with an error itself never reached the device.
+        if let (Some(stats), Some(live)) = (server, report.live.as_mut()) {
+            for (&errno, &n) in live::proto::Errno::ALL.iter().zip(&stats.errors_by_errno) {
+                if n > 0 {
+                    *live.errors_by_errno.entry(client::errno_name(errno)).or_default() += n;
+                    live.errors += n;
+                    live.requests += n;
+                }
+            }
+        }
+        Ok(report)
     }
 }
 
@@ -207,8 +219,12 @@ struct Done {
     /// answered already (`none`: queued on its connection as soon as the device is done; the
     /// run stops every few completions to send them, see [`ANSWER_BATCH`]).
     reply: Option<(Replier, Result<Option<Vec<u8>>, LiveError>)>,
-    failed: bool,
-    submitted: SimTime,
+    /// The error the client gets, if any.
+    errno: Option<Errno>,
+    /// The operation type, an index into [`client::OPS`].
+    op: usize,
+    /// When the device thread read the request.
+    received: Instant,
     completed: SimTime,
     bytes: u64,
 }
@@ -288,6 +304,9 @@ fn device_thread(
     // Functional timing answers each request the moment the device completes it.
     let answer_now = o.timing == Timing::None;
     let mut conns: Vec<(u16, Polled)> = Vec::new();
+    // Requests answered in this turn, and what the clients saw of all of them.
+    let mut answered: Vec<Done> = Vec::new();
+    let mut clients = client::ClientView::default();
     loop {
         // 1. Virtual time up to now.
         if let Timing::Model { dilation } = o.timing {
@@ -323,7 +342,8 @@ fn device_thread(
         for (qid, conn) in &mut conns {
             conn.receive(&mut |request, reply| {
                 outstanding += 1;
-                start_request(&dev, &host, &array, &done, *qid, (request, reply), answer_now);
+                let received = Instant::now();
+                start_request(&dev, &host, &array, &done, *qid, (request, reply, received), answer_now);
             });
         }
         // 3. Run.
@@ -341,25 +361,33 @@ fn device_thread(
         }
         // 4. Answer what completed, and send the replies.
         let now_wall = Instant::now();
-        while let Some(d) = done.borrow_mut().pop_front() {
+        answered.clear();
+        while let Some(mut d) = done.borrow_mut().pop_front() {
             outstanding -= 1;
-            live.requests += 1;
             if let Timing::Model { dilation } = o.timing {
                 let late = now_wall.saturating_duration_since(due_wall(d.completed, dilation));
                 lag.record(late.as_nanos() as u64);
                 live.late += u64::from(late > Duration::from_micros(100));
                 live.late_1ms += u64::from(late > Duration::from_millis(1));
             }
-            tick.requests += 1;
-            tick.bytes += d.bytes;
-            tick.latency.record(d.completed.saturating_since(d.submitted).as_nanos());
-            live.errors += u64::from(d.failed);
-            if let Some((reply, result)) = d.reply {
+            if let Some((reply, result)) = d.reply.take() {
                 answer(reply, result);
             }
+            answered.push(d);
         }
         for (_, conn) in &mut conns {
             conn.send();
+        }
+        // Replies are on their sockets (or queued there, if a client is slow to read).
+        let sent = Instant::now();
+        for d in answered.drain(..) {
+            live.requests += 1;
+            live.errors += u64::from(d.errno.is_some());
+            clients.record(d.op, d.received, sent, d.bytes, d.errno);
+            tick.requests += 1;
+            tick.errors += u64::from(d.errno.is_some());
+            tick.bytes += if d.errno.is_none() { d.bytes } else { 0 };
+            tick.latency.record(sent.saturating_duration_since(d.received).as_nanos() as u64);
         }
         // A finished connection is dropped: its thread then disconnects it from the device.
         conns.retain(|(_, conn)| !conn.is_finished());
@@ -399,6 +427,8 @@ fn device_thread(
             "ssdlab serve: no clean-shutdown checkpoint ({e}); the next start recovers from the OOB"
         ));
     }
+    live.client = clients.stats();
+    live.errors_by_errno = clients.errors().clone();
     live.connections = connected.get();
     live.refused_connections = refused.get();
     live.wall_s = started.elapsed().as_secs_f64();
@@ -435,13 +465,20 @@ fn start_request(
     array: &Rc<RefCell<nand::FlashArray>>,
     done: &Rc<RefCell<VecDeque<Done>>>,
     qid: u16,
-    (request, reply): (Request, Replier),
+    (request, reply, received): (Request, Replier, Instant),
     answer_now: bool,
 ) {
     let durable = request.fua || request.op == Op::Flush;
     let bytes = match request.op {
         Op::Read | Op::Write(_) => request.length as u64,
         _ => 0,
+    };
+    let kind = match request.op {
+        Op::Read => 0,
+        Op::Write(_) => 1,
+        Op::Flush => 2,
+        Op::Trim => 3,
+        Op::WriteZeroes { .. } => 4,
     };
     let op = match request.op {
         Op::Read => LiveOp::Read,
@@ -455,7 +492,6 @@ fn start_request(
     let cx = dev.platform.sim.cx();
     let c = cx.clone();
     cx.spawn(CoreId::UNBOUND, "live: request", async move {
-        let submitted = c.now();
         let mut result = h.serve(qid, req).await;
         if durable && result.is_ok() {
             // Programmed into the image by now; make it survive a power cut too.
@@ -465,7 +501,7 @@ fn start_request(
                 ))));
             }
         }
-        let failed = result.is_err();
+        let errno = result.as_ref().err().map(errno_of);
         let reply = if answer_now {
             answer(reply, result);
             None
@@ -473,7 +509,7 @@ fn start_request(
             Some((reply, result))
         };
         let mut done = d.borrow_mut();
-        done.push_back(Done { reply, failed, submitted, completed: c.now(), bytes });
+        done.push_back(Done { reply, errno, op: kind, received, completed: c.now(), bytes });
         if answer_now && done.len() >= ANSWER_BATCH {
             c.stop(); // back to the loop, which sends these replies
         }
@@ -484,7 +520,14 @@ fn start_request(
 fn answer(reply: Replier, result: Result<Option<Vec<u8>>, LiveError>) {
     match result {
         Ok(data) => reply.reply(Ok(data)),
-        Err(LiveError::Invalid(_)) => reply.error(Errno::Inval),
-        Err(LiveError::Device(_)) => reply.error(Errno::Io),
+        Err(e) => reply.error(errno_of(&e)),
+    }
+}
+
+/// The NBD error for what went wrong.
+fn errno_of(e: &LiveError) -> Errno {
+    match e {
+        LiveError::Invalid(_) => Errno::Inval,
+        LiveError::Device(_) => Errno::Io,
     }
 }

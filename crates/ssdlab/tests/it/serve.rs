@@ -83,7 +83,14 @@ impl Server {
             .expect("ssdlab serve starts");
         let mut s = Server { child, sock };
         let deadline = Instant::now() + Duration::from_secs(120);
-        while std::os::unix::net::UnixStream::connect(&s.sock).is_err() {
+        // The socket is bound before the image is opened; the greeting comes once it serves.
+        let greeted = |sock: &Path| {
+            let Ok(mut c) = std::os::unix::net::UnixStream::connect(sock) else { return false };
+            let _ = c.set_read_timeout(Some(Duration::from_secs(1)));
+            let mut magic = [0u8; 8];
+            std::io::Read::read_exact(&mut c, &mut magic).is_ok() && &magic == b"NBDMAGIC"
+        };
+        while !greeted(&s.sock) {
             if let Some(status) = s.child.try_wait().unwrap() {
                 let mut err = String::new();
                 if let Some(e) = s.child.stderr.as_mut() {

@@ -143,3 +143,37 @@ fn run_takes_blocks_as_serve_does() {
     let e = fails(&["run", "pipessd", "--blocks", "16", "--precondition", "none"]);
     assert!(e.contains("--blocks 16") && e.contains("ftl.op"), "{e}");
 }
+
+/// Item 4: the error count stayed 0 after dozens of EINVAL and ENOSPC replies (the server
+/// answers those itself, before the device sees them), and the report gave only the
+/// simulation's own latencies and rates. Errors are counted by errno, and each operation type
+/// has what its clients saw in wall-clock time.
+#[test]
+fn the_live_report_counts_errors_by_errno_and_says_what_clients_saw() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("serve.json");
+    let extra = ["--timing", "none", "--json", json.to_str().unwrap()];
+    let server = Server::start(dir.path(), &dir.path().join("nand.img"), &extra);
+    let mut c = RawClient::open(&server.addr(), "", true);
+    for i in 0..3 {
+        assert_eq!(c.write(i * BLOCK, &pattern(i, 1, 1)).error, 0);
+    }
+    assert_eq!(c.read(0, BLOCK as u32).error, 0);
+    assert_ne!(c.read(c.size, BLOCK as u32).error, 0, "a read past the end");
+    assert_ne!(c.write(c.size, &pattern(0, 1, 1)).error, 0, "a write past the end");
+    assert_ne!(c.read(1, BLOCK as u32).error, 0, "a misaligned read");
+    c.disconnect();
+    let (stdout, _) = server.stop();
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let live = &report["live"];
+    assert_eq!(live["errors"], 3, "{live}");
+    assert_eq!(live["errors_by_errno"]["EINVAL"], 2, "{live}");
+    assert_eq!(live["errors_by_errno"]["ENOSPC"], 1, "{live}");
+    assert_eq!(live["client"]["write"]["count"], 3, "{live}");
+    assert_eq!(live["client"]["read"]["count"], 1, "the device saw one read: {live}");
+    assert_eq!(live["client"]["read"]["iops"], 1.0, "a lone read is 1 IOPS, not 1/latency: {live}");
+    assert!(live["client"]["write"]["latency_mean_us"].as_f64().unwrap() > 0.0, "{live}");
+    assert!(stdout.contains("as the clients saw it (wall clock"), "{stdout}");
+    assert!(stdout.contains("errors: 2 EINVAL, 1 ENOSPC"), "{stdout}");
+    assert!(stdout.contains("the simulated device"), "{stdout}");
+}
