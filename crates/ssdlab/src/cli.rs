@@ -71,7 +71,11 @@ pub struct ServeArgs {
     /// A preset name or a TOML file. Default: softssd (shrunk with --blocks).
     pub device: Option<String>,
     /// The NAND image holding the data: created if missing, else reopened (clean from its
-    /// shutdown checkpoint, or recovered from its OOB after a crash).
+    /// shutdown checkpoint, or recovered from its OOB after a crash). It is a sparse file as
+    /// long as the raw flash plus 1/64 for OOB records (softssd by default: 16.25 GiB for an
+    /// 8 GiB export; the start-up line says); on disk it takes only the blocks holding data,
+    /// valid or not yet reclaimed by GC (an erased block's space is given back), so at most
+    /// its length.
     #[arg(long, value_name = "FILE", default_value = "ssdlab.img")]
     pub image: PathBuf,
     /// Blocks per plane: shrinks the device (and its image) without changing its timing (GC

@@ -147,6 +147,15 @@ pub fn run(a: ServeArgs) -> Result<()> {
         },
         serving.opened
     );
+    if let Ok(meta) = std::fs::metadata(&a.image) {
+        use std::os::unix::fs::MetadataExt;
+        note!(
+            "  image {}: {:#} on disk now, at most {:#} (its length)",
+            a.image.display(),
+            sim::ByteSize(meta.blocks() * 512),
+            sim::ByteSize(meta.len())
+        );
+    }
     for addr in serving.addrs() {
         note!("  export `{}` on {addr}", a.export);
     }
