@@ -61,7 +61,9 @@ pub enum Command {
     /// settings that differ.
     Compare(CompareArgs),
     /// Serve the simulated device as a real block device over NBD (data in a NAND image
-    /// file; survives a crash; Ctrl-C shuts down cleanly).
+    /// file; survives a crash; Ctrl-C shuts down cleanly: it answers the requests in flight,
+    /// writes the data cache and the mapping to the image and checkpoints it, which after
+    /// heavy writing takes seconds, saying what it is doing).
     Serve(Box<ServeArgs>),
 }
 

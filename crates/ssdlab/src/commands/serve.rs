@@ -159,7 +159,10 @@ pub fn run(a: ServeArgs) -> Result<()> {
     for addr in serving.addrs() {
         note!("  export `{}` on {addr}", a.export);
     }
-    note!("  stop with Ctrl-C (clean shutdown: flush, checkpoint, report)");
+    note!(
+        "  stop with Ctrl-C (clean shutdown: answer the requests in flight, write the cached data and the mapping \
+         to the image, checkpoint, report; seconds after heavy writing)"
+    );
     let started = Instant::now();
     while !STOP.load(Ordering::SeqCst) && a.duration.is_none_or(|d| started.elapsed() < d) {
         std::thread::sleep(Duration::from_millis(50));

@@ -421,7 +421,16 @@ fn device_thread(
         }
     }
     // Clean shutdown: everything answered; quiesce and checkpoint.
+    let dirty = dev.ftl.dirty_lines() * dev.platform.config.geometry.mapping_unit.bytes();
+    console::note(format_args!(
+        "ssdlab serve: every request answered; writing {:#} of cached data and the mapping to the image",
+        sim::ByteSize(dirty)
+    ));
+    let quiescing = Instant::now();
     let checkpoint = dev.checkpoint();
+    if checkpoint.is_ok() {
+        console::note(format_args!("ssdlab serve: checkpointed in {:.1?}", quiescing.elapsed()));
+    }
     if let Err(e) = &checkpoint {
         console::note(format_args!(
             "ssdlab serve: no clean-shutdown checkpoint ({e}); the next start recovers from the OOB"
