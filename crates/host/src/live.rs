@@ -6,6 +6,7 @@
 //! executor. Pacing against the wall clock is the caller's business.
 
 use std::cell::Cell;
+use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use firmware::device::Device;
@@ -37,10 +38,20 @@ pub struct LiveStats {
     pub translation_pages_rewritten: u32,
     /// Connections served.
     pub connections: u64,
+    /// Connections refused (the connection limit was reached).
+    #[serde(default)]
+    pub refused_connections: u64,
     /// Requests answered (flushes included).
     pub requests: u64,
-    /// Requests answered with an error.
+    /// Requests answered with an error, by the device or by the server.
     pub errors: u64,
+    /// The errors by the NBD error the client got (`EINVAL`, `ENOSPC`, `EIO`, ...).
+    #[serde(default)]
+    pub errors_by_errno: BTreeMap<String, u64>,
+    /// Per operation type (`read`, `write`, `flush`, `trim`, `write_zeroes`), what the clients
+    /// saw in wall-clock time; only types that were requested.
+    #[serde(default)]
+    pub client: BTreeMap<String, ClientOpStats>,
     /// Wall-clock seconds served.
     pub wall_s: f64,
     /// Completions released later than their modelled time by more than 100 µs (`model`).
@@ -53,6 +64,33 @@ pub struct LiveStats {
     pub lag_p99_us: f64,
     /// Largest delay, µs.
     pub lag_max_us: f64,
+}
+
+/// One operation type as the clients saw it, in wall-clock time: each request from the moment
+/// the server read it to the moment its reply was written to the socket.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ClientOpStats {
+    /// Requests answered (errors included).
+    pub count: u64,
+    /// Requests answered with an error.
+    pub errors: u64,
+    /// Payload bytes of the successful requests.
+    pub bytes: u64,
+    /// Wall-clock seconds from the first request of this type to the last reply.
+    pub active_s: f64,
+    /// Requests per second over `active_s`, taken as at least one second: a lone request is
+    /// one request per second, not the inverse of its latency.
+    pub iops: f64,
+    /// Megabytes (10^6 B) per second over the same time.
+    pub mb_per_s: f64,
+    /// Mean latency, µs.
+    pub latency_mean_us: f64,
+    /// Median latency, µs.
+    pub latency_p50_us: f64,
+    /// 99th percentile latency, µs.
+    pub latency_p99_us: f64,
+    /// Largest latency, µs.
+    pub latency_max_us: f64,
 }
 
 /// What a request asks of the device.
@@ -96,14 +134,46 @@ pub enum LiveError {
     Device(Status),
 }
 
+/// Why a connection got no queue pair.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AttachError {
+    /// As many connections as allowed are attached already.
+    #[error("all {limit} connections allowed are open")]
+    Full {
+        /// The limit ([`LiveHost::limit_connections`]).
+        limit: usize,
+    },
+    /// The device refused to create a queue pair.
+    #[error("creating NVMe queue pair {qid} failed: {why}")]
+    Queue {
+        /// The queue pair.
+        qid: u16,
+        /// The device's answer.
+        why: String,
+    },
+}
+
+/// Connections allowed by default ([`LiveHost::limit_connections`]).
+pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
+
 /// The host side of a live device.
+///
+/// Connections share the device's queue pairs as threads share them under Linux blk-mq: any
+/// number of connections (up to a limit) are spread over the queue pairs, each attached to
+/// the one with the fewest connections (lowest id on a tie). A queue pair is created when its
+/// first connection attaches and deleted when its last one detaches.
 pub struct LiveHost {
     session: Rc<Session>,
     lba: u64,
     capacity: u64,
     max_transfer: u64,
     max_queues: u16,
-    in_use: Cell<u64>,
+    /// Connections per queue pair (index: queue id; 0 is the admin queue). Held while a queue
+    /// pair is created or deleted, so that no connection uses one that is not there yet.
+    queues: sim::sync::Mutex<Vec<u32>>,
+    /// Connections attached or attaching.
+    connections: Cell<usize>,
+    max_connections: Cell<usize>,
     /// A request has arrived: the measured window starts at the first one, not when serving
     /// started (a server idle for a minute before its client connects is not a slow device).
     started: Cell<bool>,
@@ -123,8 +193,14 @@ impl LiveHost {
             lba,
             capacity: ctl.capacity_lbas() * lba,
             max_transfer: (host.max_transfer.bytes() / lba * lba).max(lba),
-            max_queues: host.queues.min(63) as u16,
-            in_use: Cell::new(0),
+            max_queues: u16::try_from(host.queues).unwrap_or(u16::MAX).max(1),
+            queues: sim::sync::Mutex::new(
+                &dev.platform.sim.cx(),
+                "live: queue pairs",
+                vec![0; usize::from(u16::try_from(host.queues).unwrap_or(u16::MAX).max(1)) + 1],
+            ),
+            connections: Cell::new(0),
+            max_connections: Cell::new(DEFAULT_MAX_CONNECTIONS),
             started: Cell::new(false),
         }))
     }
@@ -144,31 +220,51 @@ impl LiveHost {
         self.max_queues
     }
 
-    /// Creates a queue pair for a new connection and returns its id, or says why there is none.
-    pub async fn attach(&self) -> Result<u16, String> {
-        let free = (1..=self.max_queues).find(|q| self.in_use.get() & (1 << q) == 0);
-        let Some(qid) = free else {
-            return Err(format!("all {} NVMe queue pairs are in use (one per connection)", self.max_queues));
-        };
-        self.in_use.set(self.in_use.get() | 1 << qid);
-        {
-            let mut r = self.session.results.borrow_mut();
-            r.queues = r.queues.max(qid as u32);
-            r.clones = r.clones.max(qid as u32);
-        }
-        match self.session.ctl.admin(AdminCommand::CreateIoQueue { qid, priority: Priority::Medium }).await {
-            AdminResult::Done => Ok(qid),
-            other => {
-                self.in_use.set(self.in_use.get() & !(1 << qid));
-                Err(format!("creating NVMe queue pair {qid} failed: {other:?}"))
-            }
-        }
+    /// Allows at most `limit` connections at a time (default [`DEFAULT_MAX_CONNECTIONS`]).
+    pub fn limit_connections(&self, limit: usize) {
+        self.max_connections.set(limit);
     }
 
-    /// Deletes a connection's queue pair (every request on it has completed).
+    /// Attaches a new connection to the queue pair with the fewest connections (creating it
+    /// if it has none) and returns its id, or says why the connection cannot be served.
+    pub async fn attach(&self) -> Result<u16, AttachError> {
+        let limit = self.max_connections.get();
+        if self.connections.get() >= limit {
+            return Err(AttachError::Full { limit });
+        }
+        self.connections.set(self.connections.get() + 1);
+        let mut queues = self.queues.lock().await;
+        let qid = (1..=self.max_queues).min_by_key(|&q| (queues[usize::from(q)], q)).expect("at least one");
+        if queues[usize::from(qid)] == 0 {
+            let created =
+                self.session.ctl.admin(AdminCommand::CreateIoQueue { qid, priority: Priority::Medium }).await;
+            if created != AdminResult::Done {
+                self.connections.set(self.connections.get() - 1);
+                return Err(AttachError::Queue { qid, why: format!("{created:?}") });
+            }
+        }
+        queues[usize::from(qid)] += 1;
+        let mut r = self.session.results.borrow_mut();
+        r.queues = r.queues.max(u32::from(qid));
+        r.clones = r.clones.max(u32::from(qid));
+        Ok(qid)
+    }
+
+    /// Detaches a connection from queue pair `qid` (every request it sent has completed); the
+    /// queue pair is deleted with its last connection.
     pub async fn detach(&self, qid: u16) {
-        self.session.ctl.admin(AdminCommand::DeleteIoQueue { qid }).await;
-        self.in_use.set(self.in_use.get() & !(1 << qid));
+        let mut queues = self.queues.lock().await;
+        let Some(n) = queues.get_mut(usize::from(qid)).filter(|n| **n > 0) else { return };
+        *n -= 1;
+        if *n == 0 {
+            self.session.ctl.admin(AdminCommand::DeleteIoQueue { qid }).await;
+        }
+        self.connections.set(self.connections.get() - 1);
+    }
+
+    /// Connections attached now.
+    pub fn connections(&self) -> usize {
+        self.connections.get()
     }
 
     /// Serves one request on queue pair `qid`: reads return their data. Requests longer than

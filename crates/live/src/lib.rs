@@ -51,4 +51,6 @@ pub mod transmission;
 pub use backend::{Backend, BackendError, Op, Replier, ReplyResult, Request};
 pub use export::{BlockSize, BlockSizeError, ExportInfo};
 pub use memory::{CHUNK_SIZE, MemoryBackend};
-pub use server::{ConfigError, ListenAddr, Polled, Server, ServerConfig, ServerError, ServerStats, Stream};
+pub use server::{
+    Bound, ConfigError, ListenAddr, Polled, Server, ServerConfig, ServerError, ServerStats, Stream,
+};

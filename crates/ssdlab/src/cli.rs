@@ -61,7 +61,9 @@ pub enum Command {
     /// settings that differ.
     Compare(CompareArgs),
     /// Serve the simulated device as a real block device over NBD (data in a NAND image
-    /// file; survives a crash; Ctrl-C shuts down cleanly).
+    /// file; survives a crash; Ctrl-C shuts down cleanly: it answers the requests in flight,
+    /// writes the data cache and the mapping to the image and checkpoints it, which after
+    /// heavy writing takes seconds, saying what it is doing).
     Serve(Box<ServeArgs>),
 }
 
@@ -71,13 +73,19 @@ pub struct ServeArgs {
     /// A preset name or a TOML file. Default: softssd (shrunk with --blocks).
     pub device: Option<String>,
     /// The NAND image holding the data: created if missing, else reopened (clean from its
-    /// shutdown checkpoint, or recovered from its OOB after a crash).
+    /// shutdown checkpoint, or recovered from its OOB after a crash). It is a sparse file as
+    /// long as the raw flash plus 1/64 for OOB records (softssd by default: 16.25 GiB for an
+    /// 8 GiB export; the start-up line says); on disk it takes only the blocks holding data,
+    /// valid or not yet reclaimed by GC (an erased block's space is given back), so at most
+    /// its length.
     #[arg(long, value_name = "FILE", default_value = "ssdlab.img")]
     pub image: PathBuf,
-    /// Blocks per plane: shrinks the device (and its image) without changing its timing.
-    /// Default for serving: 16 (softssd with 16 GiB of raw flash, an 8 GiB export); `--blocks 0` keeps the preset's.
-    #[arg(long, default_value_t = 16)]
-    pub blocks: u32,
+    /// Blocks per plane: shrinks the device (and its image) without changing its timing (GC
+    /// thresholds the device sets in blocks scale with it). Default for serving: 16 (softssd:
+    /// 16 GiB of raw flash, an 8 GiB export), or the fewest with which GC keeps the spare
+    /// blocks it needs (the start-up line shows the size); `--blocks 0` keeps the preset's.
+    #[arg(long)]
+    pub blocks: Option<u32>,
     /// model: answer each request at its modelled completion time (a real-time SSD);
     /// none: as fast as the simulation runs (functional).
     #[arg(long, value_enum, default_value_t = TimingArg::Model)]
@@ -86,9 +94,11 @@ pub struct ServeArgs {
     /// the host cannot keep up (the report says how often the model fell behind).
     #[arg(long, default_value_t = 1.0)]
     pub dilation: f64,
-    /// TCP address to listen on (repeatable; loopback only unless --allow-remote).
-    #[arg(long, value_name = "ADDR")]
-    pub listen: Vec<std::net::SocketAddr>,
+    /// TCP address to listen on, HOST:PORT (e.g. 127.0.0.1:10809, [::1]:10809,
+    /// localhost:10809; port 0 picks a free one); repeatable; loopback only unless
+    /// --allow-remote. Default: 127.0.0.1:10809.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub listen: Vec<String>,
     /// Unix socket to listen on (repeatable); with it, TCP is off unless --listen is given.
     #[arg(long, value_name = "PATH")]
     pub unix: Vec<PathBuf>,
@@ -98,9 +108,16 @@ pub struct ServeArgs {
     /// The export's name.
     #[arg(long, default_value = "ssdlab")]
     pub export: String,
-    /// Largest read or write request in bytes (a power of two, 64 KiB to 1 GiB).
+    /// Largest read or write request in bytes (a power of two, 64 KiB to 1 GiB). A
+    /// connection may have 128 MiB of payload in flight, or one request's worth if more.
     #[arg(long, default_value = "32MiB")]
     pub max_request: sim::ByteSize,
+    /// Connections served at a time. Any number of them share the device's NVMe queue pairs
+    /// (as threads share them under Linux blk-mq: each connection goes to the queue pair with
+    /// the fewest); one more is refused with a message saying why, and a line on standard
+    /// error. Each connection costs a thread and up to its in-flight payload of memory.
+    #[arg(long, value_name = "N", default_value_t = host::live::DEFAULT_MAX_CONNECTIONS)]
+    pub max_connections: usize,
     /// A stats line every second: to this file as JSON lines, or `-` for standard error.
     /// Default: standard error.
     #[arg(long, value_name = "FILE", default_value = "-")]
@@ -316,6 +333,11 @@ pub struct StartArgs {
     /// (timing, cores, host interface, caches, GC and WL policies), listing them.
     #[arg(long, requires = "state")]
     pub allow_config_change: bool,
+    /// Blocks per plane: shrinks the device without changing its timing (GC thresholds the
+    /// device sets in blocks scale with it), as `serve --blocks` does; compare `run` and
+    /// `serve` on the same device with the same number. Default: the device's own.
+    #[arg(long, conflicts_with = "state")]
+    pub blocks: Option<u32>,
 }
 
 /// What to show or save beyond the summary.

@@ -6,6 +6,8 @@ mod commands;
 mod device;
 mod progress;
 
+use std::io::Write;
+
 use clap::Parser;
 
 #[global_allocator]
@@ -20,7 +22,8 @@ fn main() {
     }
     let args = cli::Cli::parse();
     if let Err(e) = commands::dispatch(args) {
-        eprintln!("ssdlab: {e:#}");
+        // Nothing left to do if even this cannot be written (standard error closed).
+        let _ = writeln!(std::io::stderr(), "ssdlab: {e:#}");
         std::process::exit(1);
     }
 }

@@ -106,3 +106,88 @@ fn requests_longer_than_the_maximum_transfer_are_split_and_read_back() {
     let commands: u64 = r.ops.iter().map(|o| o.count).sum();
     assert_eq!(commands, 6, "three commands each way: {:?}", r.ops);
 }
+
+/// Issue 17, item 2: each connection took a queue pair of its own, so a device with 12 queue
+/// pairs refused its 13th client (and `queues = 64` was silently capped at 63). Connections
+/// now share the queue pairs, least loaded first, up to a connection limit.
+#[test]
+fn more_connections_than_queue_pairs_share_them_up_to_the_limit() {
+    let dev = device();
+    let queues = dev.platform.config.host.queues;
+    assert!(queues >= 2, "the test device has {queues} queue pairs");
+    let host = LiveHost::open(&dev, &RunOptions::default()).unwrap();
+    let limit = 3 * queues as usize + 1;
+    host.limit_connections(limit);
+    let lba = host.lba_bytes();
+    let h = host.clone();
+    let (qids, refused, data_ok, reused) = dev
+        .platform
+        .sim
+        .block_on(async move {
+            let mut qids = Vec::new();
+            for _ in 0..limit {
+                qids.push(h.attach().await.unwrap());
+            }
+            let refused = h.attach().await;
+            // Two connections on one queue pair, each with its own data.
+            let (a, b) = (qids[0], qids[queues as usize]);
+            assert_eq!(a, b);
+            let (x, y) = (vec![7u8; lba as usize], vec![9u8; lba as usize]);
+            h.serve(a, request(0, lba, LiveOp::Write(x.clone()))).await.unwrap();
+            h.serve(b, request(lba, lba, LiveOp::Write(y.clone()))).await.unwrap();
+            let back = h.serve(b, request(0, 2 * lba, LiveOp::Read)).await.unwrap().unwrap();
+            let data_ok = back == [x, y].concat();
+            // One connection leaves: its place (and queue pair) is taken by the next.
+            h.detach(qids[1]).await;
+            let reused = h.attach().await.unwrap();
+            for q in qids.iter().skip(2).chain([&qids[0], &reused]) {
+                h.detach(*q).await;
+            }
+            (qids, refused, data_ok, reused)
+        })
+        .unwrap();
+    let expected: Vec<u16> = (0..limit).map(|i| (i % queues as usize) as u16 + 1).collect();
+    assert_eq!(qids, expected, "spread round the queue pairs, least loaded first");
+    assert_eq!(refused, Err(host::live::AttachError::Full { limit }));
+    assert!(data_ok, "connections sharing a queue pair keep their data apart");
+    assert_eq!(reused, qids[1]);
+    assert_eq!(host.connections(), 0);
+}
+
+/// A device with more than 63 queue pairs uses all of them (a 64-bit mask capped them).
+#[test]
+fn all_of_64_queue_pairs_are_used() {
+    let mut cfg = DeviceConfig::from_toml(
+        r#"
+name = "live"
+[geometry]
+channels = 2
+ways = 1
+blocks = 32
+pages = 16
+page_size = "16KiB"
+[ftl]
+op = 0.25
+"#,
+        "live",
+    )
+    .unwrap();
+    cfg.host.queues = 64;
+    let dev = Device::build(&cfg, &StoreChoice::Memory, 1).unwrap();
+    let host = LiveHost::open(&dev, &RunOptions::default()).unwrap();
+    let h = host.clone();
+    let qids = dev
+        .platform
+        .sim
+        .block_on(async move {
+            let mut qids = Vec::new();
+            for _ in 0..64 {
+                qids.push(h.attach().await.unwrap());
+            }
+            let lba = h.lba_bytes();
+            h.serve(64, request(0, lba, LiveOp::Write(vec![1; lba as usize]))).await.unwrap();
+            qids
+        })
+        .unwrap();
+    assert_eq!(qids, (1..=64).collect::<Vec<u16>>());
+}

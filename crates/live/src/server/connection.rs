@@ -190,7 +190,7 @@ fn reader_loop<B: Backend>(
         let (request, charge) = match incoming {
             Incoming::Disconnect => return Ok(()),
             Incoming::Reject { cookie, rejection } => {
-                shared.counters.rejected.fetch_add(1, Ordering::Relaxed);
+                shared.counters.answered_error(rejection.errno, true);
                 outbox.route(cookie, None, 0).deliver(Err(rejection.errno), rejection.message);
                 continue;
             }
@@ -200,6 +200,7 @@ fn reader_loop<B: Backend>(
         let read = (request.op == Op::Read).then_some((request.offset, request.length));
         let route = outbox.route(request.cookie, read, charge);
         if shared.shutting_down.load(Ordering::SeqCst) {
+            shared.counters.answered_error(Errno::Shutdown, false);
             route.deliver(Err(Errno::Shutdown), "server shutting down");
             return Ok(());
         }

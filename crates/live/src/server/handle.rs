@@ -17,6 +17,7 @@ use super::connection::{End, serve};
 use super::listener::{ListenAddr, Listener};
 use super::stream::Stream;
 use crate::backend::Backend;
+use crate::proto::Errno;
 
 /// Why the server could not start.
 #[derive(Debug, Error)]
@@ -25,12 +26,13 @@ pub enum ServerError {
     #[error("invalid server configuration: {0}")]
     Config(#[from] ConfigError),
     /// A listener could not be bound.
-    #[error("cannot listen on {addr}: {source}")]
+    #[error("cannot listen on {addr}: {error}")]
     Bind {
         /// The address or path.
         addr: String,
-        /// The underlying error.
-        source: io::Error,
+        /// The underlying error (in the message, so not a `source` too: a report of the
+        /// whole chain would repeat it).
+        error: io::Error,
     },
     /// A Unix socket path is served by a running process.
     #[error("unix socket {0} is in use by a running server")]
@@ -54,6 +56,10 @@ pub struct ServerStats {
     pub requests: u64,
     /// Requests answered with an error before reaching the backend.
     pub rejected: u64,
+    /// Every request the server answered with an error itself (the rejected ones, and those
+    /// read while shutting down, answered `ESHUTDOWN`), counted by error in [`Errno::ALL`]
+    /// order. Errors the backend answers are the backend's to count.
+    pub errors_by_errno: [u64; Errno::ALL.len()],
 }
 
 #[derive(Default)]
@@ -63,7 +69,21 @@ pub(crate) struct Counters {
     protocol_errors: AtomicU64,
     io_errors: AtomicU64,
     pub(crate) requests: AtomicU64,
-    pub(crate) rejected: AtomicU64,
+    rejected: AtomicU64,
+    by_errno: [AtomicU64; Errno::ALL.len()],
+}
+
+impl Counters {
+    /// A request answered `errno` by the server itself; `rejected` if it never reached the
+    /// backend because it was invalid (rather than because the server is shutting down).
+    pub(crate) fn answered_error(&self, errno: Errno, rejected: bool) {
+        if rejected {
+            self.rejected.fetch_add(1, Ordering::Relaxed);
+        }
+        if let Some(i) = Errno::ALL.iter().position(|&e| e == errno) {
+            self.by_errno[i].fetch_add(1, Ordering::Relaxed);
+        }
+    }
 }
 
 /// State shared by the server handle, acceptors and connections.
@@ -102,32 +122,26 @@ pub struct Server {
 impl Server {
     /// Validates `config`, binds every listener and starts accepting connections to `backend`.
     pub fn start<B: Backend>(backend: Arc<B>, config: ServerConfig) -> Result<Server, ServerError> {
+        Server::bind(config)?.start(backend)
+    }
+
+    /// Validates `config` and binds every listener, without accepting yet: a caller learns
+    /// that an address is taken before it does anything costly or hard to undo (such as
+    /// creating the file it is going to serve). [`Bound::start`] then serves.
+    pub fn bind(config: ServerConfig) -> Result<Bound, ServerError> {
         config.validate()?;
-        let mut listeners = Vec::new();
-        for addr in &config.tcp {
-            listeners.push(Arc::new(Listener::bind_tcp(*addr)?));
+        let mut bound = Bound { listeners: Vec::new(), addrs: Vec::new(), config };
+        for addr in &bound.config.tcp {
+            bound.listeners.push(Arc::new(Listener::bind_tcp(*addr)?));
         }
-        for path in &config.unix {
-            listeners.push(Arc::new(Listener::bind_unix(path)?));
+        for path in &bound.config.unix {
+            bound.listeners.push(Arc::new(Listener::bind_unix(path)?));
         }
-        let addrs = listeners
-            .iter()
-            .map(|l| l.addr().map_err(|source| ServerError::Bind { addr: format!("{l:?}"), source }))
-            .collect::<Result<Vec<_>, _>>()?;
-        let shared = Arc::new(Shared::default());
-        let config = Arc::new(config);
-        let mut server = Server { shared, listeners, acceptors: Vec::new(), addrs, stopped: false };
-        for (i, listener) in server.listeners.iter().enumerate() {
-            let (l, s, b, c) = (listener.clone(), server.shared.clone(), backend.clone(), config.clone());
-            let spawned = thread::Builder::new()
-                .name(format!("nbd-accept-{i}"))
-                .spawn(move || accept_loop(&l, s, b, c));
-            match spawned {
-                Ok(h) => server.acceptors.push(h),
-                Err(source) => return Err(ServerError::Bind { addr: server.addrs[i].to_string(), source }),
-            }
+        for l in &bound.listeners {
+            let addr = l.addr().map_err(|error| ServerError::Bind { addr: format!("{l:?}"), error })?;
+            bound.addrs.push(addr);
         }
-        Ok(server)
+        Ok(bound)
     }
 
     /// The addresses listened on, in configuration order (TCP first), with real port numbers.
@@ -147,6 +161,7 @@ impl Server {
             io_errors: c.io_errors.load(Ordering::SeqCst),
             requests: c.requests.load(Ordering::SeqCst),
             rejected: c.rejected.load(Ordering::SeqCst),
+            errors_by_errno: std::array::from_fn(|i| c.by_errno[i].load(Ordering::SeqCst)),
         }
     }
 
@@ -195,6 +210,48 @@ impl Server {
             conns = self.shared.idle.wait(conns).unwrap_or_else(|e| e.into_inner());
         }
         drop(conns);
+        for listener in &self.listeners {
+            listener.cleanup();
+        }
+    }
+}
+
+/// Listeners bound by [`Server::bind`], not accepting connections yet. Dropped unstarted, it
+/// closes them and removes its Unix socket files.
+pub struct Bound {
+    listeners: Vec<Arc<Listener>>,
+    addrs: Vec<ListenAddr>,
+    config: ServerConfig,
+}
+
+impl Bound {
+    /// The addresses bound, in configuration order (TCP first), with real port numbers.
+    pub fn addrs(&self) -> &[ListenAddr] {
+        &self.addrs
+    }
+
+    /// Starts accepting connections to `backend`.
+    pub fn start<B: Backend>(mut self, backend: Arc<B>) -> Result<Server, ServerError> {
+        let shared = Arc::new(Shared::default());
+        let config = Arc::new(self.config.clone());
+        let (listeners, addrs) = (std::mem::take(&mut self.listeners), std::mem::take(&mut self.addrs));
+        let mut server = Server { shared, listeners, acceptors: Vec::new(), addrs, stopped: false };
+        for (i, listener) in server.listeners.iter().enumerate() {
+            let (l, s, b, c) = (listener.clone(), server.shared.clone(), backend.clone(), config.clone());
+            let spawned = thread::Builder::new()
+                .name(format!("nbd-accept-{i}"))
+                .spawn(move || accept_loop(&l, s, b, c));
+            match spawned {
+                Ok(h) => server.acceptors.push(h),
+                Err(error) => return Err(ServerError::Bind { addr: server.addrs[i].to_string(), error }),
+            }
+        }
+        Ok(server)
+    }
+}
+
+impl Drop for Bound {
+    fn drop(&mut self) {
         for listener in &self.listeners {
             listener.cleanup();
         }

@@ -47,13 +47,13 @@ pub(crate) enum Listener {
 impl Listener {
     pub(crate) fn bind_tcp(addr: SocketAddr) -> Result<Listener, ServerError> {
         let l =
-            TcpListener::bind(addr).map_err(|source| ServerError::Bind { addr: addr.to_string(), source })?;
+            TcpListener::bind(addr).map_err(|error| ServerError::Bind { addr: addr.to_string(), error })?;
         Ok(Listener::Tcp(l))
     }
 
     /// Binds a Unix socket, replacing a socket file nobody listens on any more.
     pub(crate) fn bind_unix(path: &Path) -> Result<Listener, ServerError> {
-        let bind_err = |source| ServerError::Bind { addr: path.display().to_string(), source };
+        let bind_err = |error| ServerError::Bind { addr: path.display().to_string(), error };
         if let Ok(meta) = std::fs::symlink_metadata(path) {
             if !meta.file_type().is_socket() {
                 return Err(bind_err(io::ErrorKind::AlreadyExists.into()));

@@ -8,7 +8,7 @@ mod polled;
 mod stream;
 
 pub use config::{ConfigError, ServerConfig};
-pub use handle::{Server, ServerError, ServerStats};
+pub use handle::{Bound, Server, ServerError, ServerStats};
 pub use listener::ListenAddr;
 pub use polled::Polled;
 pub use stream::Stream;

@@ -338,7 +338,7 @@ impl Polled {
             }
         }
         if let Some((cookie, rejection)) = self.rejected.take() {
-            self.shared.counters.rejected.fetch_add(1, Ordering::Relaxed);
+            self.shared.counters.answered_error(rejection.errno, true);
             self.route(cookie, None, 0).deliver(Err(rejection.errno), rejection.message);
             return Next::Handled;
         }
@@ -384,6 +384,7 @@ impl Polled {
                 let read = (request.op == Op::Read).then_some((request.offset, request.length));
                 let route = self.route(request.cookie, read, charge);
                 if self.shared.shutting_down.load(Ordering::SeqCst) {
+                    self.shared.counters.answered_error(Errno::Shutdown, false);
                     route.deliver(Err(Errno::Shutdown), "server shutting down");
                     self.ended = Some(End::Clean);
                 } else if request.length == 0 && request.op != Op::Flush {

@@ -71,6 +71,10 @@ fn bad_requests<B: Backend>(backend: impl Fn() -> Arc<B>) {
         c.disconnect();
         let stats = server.shutdown();
         assert_eq!(stats.rejected, cases.len() as u64 + u64::from(!structured), "{stats:?}");
+        // Issue 17, item 4: each error is counted under the error the client got.
+        assert_eq!(stats.errors_by_errno.iter().sum::<u64>(), stats.rejected, "{stats:?}");
+        let inval = Errno::ALL.iter().position(|&e| e == Errno::Inval).unwrap();
+        assert!(stats.errors_by_errno[inval] > 0, "{stats:?}");
         assert_eq!((stats.clean, stats.protocol_errors, stats.io_errors), (1, 0, 0), "{stats:?}");
     }
 }

@@ -46,6 +46,14 @@ const SPARE_MIN_BYTES: usize = 4096;
 /// One write: `bytes` at file offset `at`.
 type Write = (u64, Vec<u8>);
 
+/// What the writer does with the file, in queue order.
+enum Item {
+    /// A write.
+    Write(Write),
+    /// Give `len` bytes at `at` back to the file system (they read as zeroes from then on).
+    Punch { at: u64, len: u64 },
+}
+
 /// The queue and its writer thread (see the module docs).
 pub(super) struct WriteBehind {
     shared: Arc<Shared>,
@@ -65,7 +73,7 @@ struct Shared {
 
 #[derive(Default)]
 struct State {
-    queue: Vec<Write>,
+    queue: Vec<Item>,
     queued_bytes: usize,
     /// Number of the last push (pushes are numbered from 1).
     pushed: u64,
@@ -74,6 +82,8 @@ struct State {
     /// The first failed write: nothing after it was written.
     error: Option<(io::ErrorKind, String)>,
     writer_idle: bool,
+    /// The file system cannot punch holes: punches are skipped.
+    no_punching: bool,
     caller_waiting: bool,
     /// The caller waits for the writer: it must not linger.
     urgent: bool,
@@ -132,13 +142,26 @@ impl WriteBehind {
         s.check()?;
         for w in writes {
             s.queued_bytes += w.1.len();
-            s.queue.push(w);
+            s.queue.push(Item::Write(w));
         }
         s.pushed += 1;
         if s.writer_idle && s.queued_bytes >= WAKE_BYTES {
             s.writer_idle = false;
             self.shared.work.notify_one();
         }
+        Ok(s.pushed)
+    }
+
+    /// Queues a hole punched over `len` bytes at `at` (after everything queued before), so
+    /// that the file stops taking disk space for them; they read as zeroes afterwards. On a
+    /// file system that cannot punch holes this does nothing (the space stays allocated).
+    pub(super) fn punch(&self, at: u64, len: u64) -> io::Result<u64> {
+        let mut s = lock(&self.shared.state);
+        s.check()?;
+        if !s.no_punching {
+            s.queue.push(Item::Punch { at, len });
+        }
+        s.pushed += 1;
         Ok(s.pushed)
     }
 
@@ -202,7 +225,7 @@ impl Drop for WriteBehind {
 /// queue when it holds [`WAKE_BYTES`], when the caller waits, when closing, or once a smaller
 /// queue has waited [`LINGER`].
 fn writer(file: &File, shared: &Shared) {
-    let mut batch: Vec<Write> = Vec::new();
+    let mut batch: Vec<Item> = Vec::new();
     loop {
         let (upto, failed) = {
             let mut s = lock(&shared.state);
@@ -232,21 +255,34 @@ fn writer(file: &File, shared: &Shared) {
             (s.pushed, s.error.is_some())
         };
         let mut error = None;
+        let mut no_punching = false;
         if !failed {
-            for (at, bytes) in &batch {
-                if let Err(e) = file.write_all_at(bytes, *at) {
-                    error = Some((e.kind(), format!("writing {} bytes at {at}: {e}", bytes.len())));
-                    break; // nothing after a failed write: the file stays a prefix
+            for item in &batch {
+                match item {
+                    Item::Write((at, bytes)) => {
+                        if let Err(e) = file.write_all_at(bytes, *at) {
+                            error = Some((e.kind(), format!("writing {} bytes at {at}: {e}", bytes.len())));
+                            break; // nothing after a failed write: the file stays a prefix
+                        }
+                    }
+                    Item::Punch { at, len } if !no_punching => {
+                        // Only disk space is at stake: a file system that cannot punch holes
+                        // keeps the bytes, which nothing reads again (see `ImageStore::erase`).
+                        no_punching = punch_hole(file, *at, *len).is_err();
+                    }
+                    Item::Punch { .. } => {}
                 }
             }
         }
         let mut s = lock(&shared.state);
-        for (_, bytes) in batch.drain(..) {
+        for item in batch.drain(..) {
+            let Item::Write((_, bytes)) = item else { continue };
             s.queued_bytes -= bytes.len();
             if s.spare.len() < SPARE_BUFFERS && bytes.capacity() >= SPARE_MIN_BYTES {
                 s.spare.push(bytes);
             }
         }
+        s.no_punching |= no_punching;
         if s.error.is_none() {
             s.error = error;
         }
@@ -256,6 +292,21 @@ fn writer(file: &File, shared: &Shared) {
             shared.progress.notify_all();
         }
     }
+}
+
+/// Deallocates `len` bytes at `at` of `file` (`fallocate(2)`, `FALLOC_FL_PUNCH_HOLE`), keeping
+/// its size.
+pub(super) fn punch_hole(file: &File, at: u64, len: u64) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let (Ok(offset), Ok(len)) = (libc::off_t::try_from(at), libc::off_t::try_from(len)) else {
+        return Err(io::ErrorKind::InvalidInput.into());
+    };
+    // SAFETY: fallocate on a file descriptor we own for the whole call; it touches no memory
+    // of ours.
+    let r = unsafe {
+        libc::fallocate(file.as_raw_fd(), libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE, offset, len)
+    };
+    if r == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
 }
 
 #[cfg(test)]

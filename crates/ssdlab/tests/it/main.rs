@@ -13,6 +13,7 @@ mod regressions;
 mod replay;
 mod serve;
 mod serve_fs;
+mod serve_start;
 mod shape;
 mod snapshot;
 mod trace_events;

@@ -18,7 +18,7 @@ use testkit::durability::{Durability, FlushMark, Issued, read_stamp, stamp};
 
 #[path = "../../../live/tests/live/client.rs"]
 #[allow(dead_code)]
-mod client;
+pub(crate) mod client;
 
 use client::RawClient;
 
@@ -37,7 +37,7 @@ page_size = "16KiB"
 op = 0.2
 "#;
 
-const BLOCK: u64 = 4096;
+pub(crate) const BLOCK: u64 = 4096;
 
 /// `ssdlab serve` on the tiny device, as a child process on a Unix socket.
 pub(crate) struct Server {
@@ -47,44 +47,58 @@ pub(crate) struct Server {
 
 impl Server {
     pub(crate) fn start(dir: &Path, image: &Path, extra: &[&str]) -> Server {
+        let stderr =
+            if std::env::var_os("SSDLAB_SERVE_STDERR").is_some() { Stdio::inherit() } else { Stdio::piped() };
+        let mut args = vec!["--quiet"];
+        args.extend_from_slice(extra);
+        Server::start_with(dir, image, &args, stderr)
+    }
+
+    /// [`start`](Self::start) with standard error going to `stderr`, and stats lines unless
+    /// `extra` says `--quiet`.
+    pub(crate) fn start_with(dir: &Path, image: &Path, extra: &[&str], stderr: Stdio) -> Server {
         let cfg = dir.join("tiny.toml");
         if !cfg.exists() {
             std::fs::write(&cfg, TINY).unwrap();
         }
+        let mut args = vec![cfg.to_str().unwrap(), "--blocks", "0"];
+        args.extend_from_slice(extra);
+        Server::launch(dir, image, &args, stderr)
+    }
+
+    /// `ssdlab serve ARGS --image IMAGE --unix DIR/nbd.sock`, once it listens.
+    pub(crate) fn launch(dir: &Path, image: &Path, args: &[&str], stderr: Stdio) -> Server {
         let sock = dir.join("nbd.sock");
         let _ = std::fs::remove_file(&sock);
-        let mut args = vec![
-            "serve".to_string(),
-            cfg.display().to_string(),
-            "--blocks".into(),
-            "0".into(),
-            "--image".into(),
-            image.display().to_string(),
-            "--unix".into(),
-            sock.display().to_string(),
-            "--quiet".into(),
-        ];
-        args.extend(extra.iter().map(|s| s.to_string()));
         let child = Process::new(env!("CARGO_BIN_EXE_ssdlab"))
-            .args(&args)
+            .arg("serve")
+            .args(args)
+            .arg("--image")
+            .arg(image)
+            .arg("--unix")
+            .arg(&sock)
             .stdout(Stdio::piped())
-            .stderr(if std::env::var_os("SSDLAB_SERVE_STDERR").is_some() {
-                Stdio::inherit()
-            } else {
-                Stdio::piped()
-            })
+            .stderr(stderr)
             .spawn()
             .expect("ssdlab serve starts");
-        let s = Server { child, sock };
-        let deadline = Instant::now() + Duration::from_secs(60);
-        let mut s = s;
-        while std::os::unix::net::UnixStream::connect(&s.sock).is_err() {
+        let mut s = Server { child, sock };
+        let deadline = Instant::now() + Duration::from_secs(120);
+        // The socket is bound before the image is opened; the greeting comes once it serves.
+        let greeted = |sock: &Path| {
+            let Ok(mut c) = std::os::unix::net::UnixStream::connect(sock) else { return false };
+            let _ = c.set_read_timeout(Some(Duration::from_secs(1)));
+            let mut magic = [0u8; 8];
+            std::io::Read::read_exact(&mut c, &mut magic).is_ok() && &magic == b"NBDMAGIC"
+        };
+        while !greeted(&s.sock) {
             if let Some(status) = s.child.try_wait().unwrap() {
                 let mut err = String::new();
-                std::io::Read::read_to_string(s.child.stderr.as_mut().unwrap(), &mut err).unwrap();
+                if let Some(e) = s.child.stderr.as_mut() {
+                    std::io::Read::read_to_string(e, &mut err).unwrap();
+                }
                 panic!("ssdlab serve exited ({status}) before listening: {err}");
             }
-            assert!(Instant::now() < deadline, "ssdlab serve did not listen within a minute");
+            assert!(Instant::now() < deadline, "ssdlab serve did not listen within two minutes");
             std::thread::sleep(Duration::from_millis(5));
         }
         s
@@ -92,7 +106,7 @@ impl Server {
 
     /// The TCP port the server bound with `--listen 127.0.0.1:0`, from its start-up message
     /// (the rest of standard error is left unread).
-    fn tcp_port(&mut self) -> u16 {
+    pub(crate) fn tcp_port(&mut self) -> u16 {
         let err = self.child.stderr.as_mut().expect("stderr is piped (unset SSDLAB_SERVE_STDERR)");
         let mut reader = std::io::BufReader::new(err);
         let mut line = String::new();
@@ -107,7 +121,7 @@ impl Server {
         }
     }
 
-    fn addr(&self) -> ListenAddr {
+    pub(crate) fn addr(&self) -> ListenAddr {
         ListenAddr::Unix(self.sock.clone())
     }
 
@@ -146,7 +160,7 @@ impl Drop for Server {
 }
 
 /// Data of `version` of `block`: every 8 bytes say which, so a read names what it returned.
-fn pattern(block: u64, version: u64, blocks: u64) -> Vec<u8> {
+pub(crate) fn pattern(block: u64, version: u64, blocks: u64) -> Vec<u8> {
     stamp(block, blocks, version, BLOCK as usize)
 }
 
@@ -392,6 +406,39 @@ fn a_client_vanishing_with_replies_in_flight_harms_nobody_else() {
     other.disconnect();
     let (stdout, _) = server.stop();
     assert!(stdout.contains("live: 4 connections"), "{stdout}");
+}
+
+/// Issue 17, item 1: `ssdlab serve 2>&1 | head -2` kept listening after `head` exited but
+/// refused every client (`server policy prevents NBD_OPT_GO`: the stats line had panicked the
+/// device thread), and SIGINT then exited 101 without a checkpoint. Printing must never take
+/// the device down.
+#[test]
+fn a_closed_stderr_neither_stops_serving_nor_the_clean_shutdown() {
+    let dir = tempfile::tempdir().unwrap();
+    let image = dir.path().join("nand.img");
+    let json = dir.path().join("serve.json");
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader); // `head` has exited
+    let extra = ["--timing", "none", "--stats", "-", "--json", json.to_str().unwrap()];
+    let server = Server::start_with(dir.path(), &image, &extra, Stdio::from(writer));
+    let mut c = RawClient::open(&server.addr(), "", true);
+    assert_eq!(c.write(0, &pattern(0, 1, 2)).error, 0);
+    // Long enough for a stats line (once a second) to meet the closed pipe.
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(c.read(0, 2 * BLOCK as u32).data, pattern(0, 1, 2));
+    c.disconnect();
+    let mut again = RawClient::open(&server.addr(), "", true);
+    assert_eq!(again.read(0, 2 * BLOCK as u32).data, pattern(0, 1, 2), "a new client is served");
+    again.disconnect();
+    let (stdout, _) = server.stop(); // asserts a successful exit
+    assert!(stdout.contains("live: 2 connections"), "{stdout}");
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(report["live"]["connections"], 2);
+    // The shutdown checkpointed: the next start mounts clean.
+    let server = Server::start(dir.path(), &image, &["--timing", "none", "--json", json.to_str().unwrap()]);
+    server.stop();
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(report["live"]["opened"], "clean", "{}", report["live"]);
 }
 
 pub(crate) fn have(tool: &str) -> bool {
