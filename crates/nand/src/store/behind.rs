@@ -140,12 +140,16 @@ impl WriteBehind {
             s = self.wait_progress(s);
         }
         s.check()?;
+        let was_empty = s.queue.is_empty();
         for w in writes {
             s.queued_bytes += w.1.len();
             s.queue.push(Item::Write(w));
         }
         s.pushed += 1;
-        if s.writer_idle && s.queued_bytes >= WAKE_BYTES {
+        // A writer idle on an empty queue waits without a timeout: the first item wakes it so
+        // that it starts lingering (without this, a small queue waited for a sync or a big
+        // push that might never come).
+        if s.writer_idle && (was_empty || s.queued_bytes >= WAKE_BYTES) {
             s.writer_idle = false;
             self.shared.work.notify_one();
         }
@@ -158,10 +162,17 @@ impl WriteBehind {
     pub(super) fn punch(&self, at: u64, len: u64) -> io::Result<u64> {
         let mut s = lock(&self.shared.state);
         s.check()?;
-        if !s.no_punching {
-            s.queue.push(Item::Punch { at, len });
+        if s.no_punching {
+            // Nothing to queue: a number with no item behind it would never be written.
+            return Ok(s.pushed);
         }
+        let was_empty = s.queue.is_empty();
+        s.queue.push(Item::Punch { at, len });
         s.pushed += 1;
+        if s.writer_idle && was_empty {
+            s.writer_idle = false;
+            self.shared.work.notify_one();
+        }
         Ok(s.pushed)
     }
 
