@@ -225,7 +225,7 @@ fn full_size(a: &BenchArgs) -> Result<()> {
     let before = ftl.stats();
     let (report, secs) = firmware_jobs(&p, "randwrite", a.writes, u64::MAX)?;
     let after = ftl.stats();
-    row("  4k random write, GC steady state (requests)", a.writes as f64 / secs, secs);
+    row("  4k random write, past the write cliff (requests)", a.writes as f64 / secs, secs);
     let programmed = |s: &firmware::ftl::FtlStats| s.units_programmed.iter().sum::<u64>();
     println!(
         "    simulated {:.0} IOPS, mean {:.0} us, max {:.1} s; WAF {:.2}, {} GC victims while measured ({} warm-up writes first)",
