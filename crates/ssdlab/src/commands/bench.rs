@@ -164,8 +164,8 @@ fn firmware_steady_state() -> Result<()> {
 const WARMUP_CHUNK: u64 = 200_000;
 
 /// A full-size device as a user runs it (`--full-size`, `--blocks`): steady-state
-/// preconditioning, random reads, then random writes once GC keeps pace with them, on the
-/// metadata store, with the peak memory of the process.
+/// preconditioning, random reads, then random writes past the write cliff, on the metadata
+/// store, with the peak memory of the process.
 ///
 /// A device aged to steady state starts with its free pool at the GC threshold, and GC (the
 /// FIL's last priority) only keeps pace once host writes have used that pool down to the hard
