@@ -386,11 +386,14 @@ impl Engine {
         let sh = self.sh.clone();
         let batch = self.batches.remove(b);
         let d = &mut self.dies[batch.die.idx()];
-        if d.array.is_none()
-            && d.reg.is_none()
-            && let Some(since) = d.busy_since.take()
-        {
-            sh.stats.borrow_mut().die_busy_ns[batch.die.idx()] += sh.cx.now().since(since).as_nanos();
+        // Busy time is banked at every batch's end, not only when the die goes idle: with cache
+        // program a die writing without a pause never goes idle, and its busy time reached the
+        // statistics only after the run (consumer-tlc reported its dies 0.0% busy).
+        if let Some(since) = d.busy_since {
+            let now = sh.cx.now();
+            sh.stats.borrow_mut().die_busy_ns[batch.die.idx()] += now.since(since).as_nanos();
+            let idle = d.array.is_none() && d.reg.is_none();
+            d.busy_since = (!idle).then_some(now);
         }
         self.mark_dirty(self.channel_of(batch.die));
         let load = &sh.load[batch.die.idx()];

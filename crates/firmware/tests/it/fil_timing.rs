@@ -147,3 +147,27 @@ fn mlc_program_latency_shows_lsb_msb_steps() {
         "{buckets:?}"
     );
 }
+
+#[test]
+fn a_die_busy_without_a_pause_shows_its_busy_time_before_it_goes_idle() {
+    // With cache program the next page loads while the array programs the last, so a stream of
+    // programs keeps the die busy without a gap. Its busy time used to reach the statistics only
+    // when the die went idle: read mid-stream (as a run that ends with write-backs in flight
+    // does) it was 0.
+    let geo = geo_one_channel();
+    let timing = nand::Timing { cache_program: true, ..pipessd_timing() };
+    let b = Bench::new(geo.clone(), timing, no_multi_plane());
+    let cx = b.sim.cx();
+    for p in 0..8 {
+        let fil = b.fil.clone();
+        let page = geo.page_of(BlockIdx(0), p);
+        cx.spawn(sim::CoreId::UNBOUND, format!("program {p}"), async move {
+            let write = firmware::fil::PageWrite { oob: nand::Oob::empty(4), data: None };
+            fil.submit(FlashRequest::program(TxnSource::User, page, write)).await;
+        });
+    }
+    // 8 programs of 400 us each take more than 3 ms; look at 2 ms, with the die still busy.
+    b.sim.run_until(us(2000)).unwrap();
+    let busy = b.fil.stats().die_utilisation(SimDuration::from_millis(2))[0];
+    assert!(busy > 0.7, "die 0 busy {busy:.2} of the first 2 ms of an unbroken program stream");
+}
