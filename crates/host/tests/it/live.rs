@@ -9,7 +9,12 @@ use host::run::RunOptions;
 use sim::SimDuration;
 
 fn device() -> Device {
-    let cfg = DeviceConfig::from_toml(
+    Device::build(&config(), &StoreChoice::Memory, 1).unwrap()
+}
+
+/// The small device of these tests.
+fn config() -> DeviceConfig {
+    DeviceConfig::from_toml(
         r#"
 name = "live"
 [geometry]
@@ -23,8 +28,7 @@ op = 0.25
 "#,
         "live",
     )
-    .unwrap();
-    Device::build(&cfg, &StoreChoice::Memory, 1).unwrap()
+    .unwrap()
 }
 
 fn request(offset: u64, len: u64, op: LiveOp) -> LiveRequest {
@@ -157,21 +161,7 @@ fn more_connections_than_queue_pairs_share_them_up_to_the_limit() {
 /// A device with more than 63 queue pairs uses all of them (a 64-bit mask capped them).
 #[test]
 fn all_of_64_queue_pairs_are_used() {
-    let mut cfg = DeviceConfig::from_toml(
-        r#"
-name = "live"
-[geometry]
-channels = 2
-ways = 1
-blocks = 32
-pages = 16
-page_size = "16KiB"
-[ftl]
-op = 0.25
-"#,
-        "live",
-    )
-    .unwrap();
+    let mut cfg = config();
     cfg.host.queues = 64;
     let dev = Device::build(&cfg, &StoreChoice::Memory, 1).unwrap();
     let host = LiveHost::open(&dev, &RunOptions::default()).unwrap();

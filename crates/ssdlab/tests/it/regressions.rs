@@ -59,6 +59,20 @@ fn gc_never_waits_for_the_mapping_space_it_is_making() {
     }
 }
 
+/// `mqsim-default` cut to 256 blocks per plane with `gc.soft_free = 12` (the device of issue
+/// 14's report), aged to steady state.
+fn aged_mqsim_cut_down() -> (firmware::config::DeviceConfig, firmware::device::Device) {
+    let mut cfg = firmware::presets::get("mqsim-default").unwrap().unwrap();
+    cfg.geometry.blocks = 256;
+    cfg.ftl.gc.soft_free = Some(12);
+    cfg.validate().unwrap();
+    let dev = build(&cfg, 1);
+    dev.ftl
+        .precondition(firmware::ftl::Precondition::SteadyState { overwrites: 2.0 }, &mut |_, _| {})
+        .unwrap();
+    (cfg, dev)
+}
+
 /// Issue 14: `--precondition steady-state` on `mqsim-default` cut to 256 blocks per plane with
 /// `gc.soft_free = 12` ran 160 s and panicked: "the translation pages did not settle: GC kept
 /// moving their units". After the overwrites every translation page was rewritten with GC
@@ -71,14 +85,7 @@ fn gc_never_waits_for_the_mapping_space_it_is_making() {
 /// in the planes GC was collecting).
 #[test]
 fn steady_state_translation_pages_settle_on_nearly_full_victims() {
-    let mut cfg = firmware::presets::get("mqsim-default").unwrap().unwrap();
-    cfg.geometry.blocks = 256;
-    cfg.ftl.gc.soft_free = Some(12);
-    cfg.validate().unwrap();
-    let dev = build(&cfg, 1);
-    dev.ftl
-        .precondition(firmware::ftl::Precondition::SteadyState { overwrites: 2.0 }, &mut |_, _| {})
-        .unwrap();
+    let (_, dev) = aged_mqsim_cut_down();
     assert_eq!(dev.ftl.mapped_units(), dev.ftl.logical_units() as u64);
     assert_eq!(dev.ftl.dirty_segments(), 0, "every translation page is on flash");
     let r = run(&dev, "rw=randread bs=4k iodepth=8 number_ios=2000", 2);
@@ -92,14 +99,7 @@ fn steady_state_translation_pages_settle_on_nearly_full_victims() {
 /// (with a WAF of 131). In DFTL steady state that work never ends at all.
 #[test]
 fn aged_device_starts_at_its_gc_threshold_and_the_run_ends_with_the_host() {
-    let mut cfg = firmware::presets::get("mqsim-default").unwrap().unwrap();
-    cfg.geometry.blocks = 256;
-    cfg.ftl.gc.soft_free = Some(12);
-    cfg.validate().unwrap();
-    let dev = build(&cfg, 1);
-    dev.ftl
-        .precondition(firmware::ftl::Precondition::SteadyState { overwrites: 2.0 }, &mut |_, _| {})
-        .unwrap();
+    let (cfg, dev) = aged_mqsim_cut_down();
     let planes = (cfg.geometry.total_dies() * cfg.geometry.planes) as u64;
     let soft = cfg.ftl.gc.soft(cfg.geometry.blocks) as u64;
     assert!(
