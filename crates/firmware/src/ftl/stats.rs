@@ -40,6 +40,13 @@ impl FtlStats {
         flash as f64 / self.host_units_written.max(1) as f64
     }
 
+    /// [`waf`](Self::waf) of what happened between `before` (an earlier copy) and these.
+    pub fn waf_since(&self, before: &FtlStats) -> f64 {
+        let flash = |s: &FtlStats| s.units_programmed.iter().sum::<u64>();
+        (flash(self) - flash(before)) as f64
+            / (self.host_units_written - before.host_units_written).max(1) as f64
+    }
+
     /// Write amplification of data only (user and GC streams, no translation pages).
     pub fn data_waf(&self) -> f64 {
         (self.units_programmed[0] + self.units_programmed[1]) as f64 / self.host_units_written.max(1) as f64

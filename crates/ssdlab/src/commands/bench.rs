@@ -149,12 +149,10 @@ fn firmware_steady_state() -> Result<()> {
     let (report, secs) = firmware_jobs(&p, "randwrite", FIRMWARE_WRITES, 3)?;
     let after = p.device.ftl.stats();
     row("  4k random write, QD32, GC steady state (requests)", FIRMWARE_WRITES as f64 / secs, secs);
-    let programmed = |s: &firmware::ftl::FtlStats| s.units_programmed.iter().sum::<u64>();
     println!(
         "    simulated {:.0} IOPS; WAF {:.2} and {} GC victims while measured",
         report.total.iops,
-        (programmed(&after) - programmed(&before)) as f64
-            / (after.host_units_written - before.host_units_written).max(1) as f64,
+        after.waf_since(&before),
         after.gc_invocations - before.gc_invocations
     );
     Ok(())
@@ -226,14 +224,12 @@ fn full_size(a: &BenchArgs) -> Result<()> {
     let (report, secs) = firmware_jobs(&p, "randwrite", a.writes, u64::MAX)?;
     let after = ftl.stats();
     row("  4k random write, past the write cliff (requests)", a.writes as f64 / secs, secs);
-    let programmed = |s: &firmware::ftl::FtlStats| s.units_programmed.iter().sum::<u64>();
     println!(
         "    simulated {:.0} IOPS, mean {:.0} us, max {:.1} s; WAF {:.2}, {} GC victims while measured ({} warm-up writes first)",
         report.total.iops,
         mean_us(&report, "write"),
         report.ops.get("write").map_or(f64::NAN, |o| o.latency_ns.max as f64 / 1e9),
-        (programmed(&after) - programmed(&before)) as f64
-            / (after.host_units_written - before.host_units_written).max(1) as f64,
+        after.waf_since(&before),
         after.gc_invocations - before.gc_invocations,
         report::grouped(warm as f64),
     );
