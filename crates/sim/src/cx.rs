@@ -184,11 +184,15 @@ impl Cx {
         self.inner.current_request()
     }
 
-    pub(crate) fn note_wait(&self, on: WaitOn) {
+    /// Records what the running task is about to wait for, shown if the run deadlocks. A
+    /// future written outside this crate calls it just before returning `Pending`.
+    pub fn note_wait(&self, on: WaitOn) {
         self.inner.note_wait(on);
     }
 
-    pub(crate) fn wake_at(&self, at: SimTime, waker: &std::task::Waker) {
+    /// Arranges for `waker` to be woken at `at` (at once if `at` has passed): how a future
+    /// written outside this crate waits for an instant without a task of its own.
+    pub fn wake_at(&self, at: SimTime, waker: &std::task::Waker) {
         self.inner.wake_at(at, waker);
     }
 }

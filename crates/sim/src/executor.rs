@@ -9,8 +9,7 @@
 //! 3. A core runs one task at a time; tasks waiting for a core take it in FIFO order.
 
 use std::cell::{Cell, RefCell};
-use std::cmp::Ordering;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 use std::future::Future;
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
@@ -23,6 +22,7 @@ use crate::deadlock::{BlockedTask, Deadlock};
 use crate::rng::SimRng;
 use crate::task::{BoxFuture, Label, TaskKey, TaskTable, WaitOn};
 use crate::time::{SimDuration, SimTime};
+use crate::timers::{self, Timers};
 use crate::trace::{Recorder, Span, Track};
 use crate::waker;
 
@@ -46,36 +46,12 @@ enum TimerAction {
     Dispatch(TaskKey),
 }
 
-struct Timer {
-    at: SimTime,
-    seq: u64,
-    action: TimerAction,
-}
-
-impl PartialEq for Timer {
-    fn eq(&self, o: &Self) -> bool {
-        (self.at, self.seq) == (o.at, o.seq)
-    }
-}
-impl Eq for Timer {}
-impl PartialOrd for Timer {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Timer {
-    /// Reversed, so that `BinaryHeap` pops the earliest timer first.
-    fn cmp(&self, o: &Self) -> Ordering {
-        (o.at, o.seq).cmp(&(self.at, self.seq))
-    }
-}
-
 /// Shared state of one simulation; reached by tasks through [`Cx`].
 pub(crate) struct Inner {
     exec_id: Cell<u16>,
     now: Cell<SimTime>,
     seq: Cell<u64>,
-    timers: RefCell<BinaryHeap<Timer>>,
+    timers: RefCell<Timers<TimerAction>>,
     ready: RefCell<VecDeque<TaskKey>>,
     tasks: RefCell<TaskTable>,
     cores: RefCell<Vec<CoreState>>,
@@ -91,6 +67,11 @@ pub(crate) struct Inner {
 }
 
 impl Inner {
+    /// This executor's number in the thread's registry (what its wakers carry).
+    pub fn exec_id(&self) -> u16 {
+        self.exec_id.get()
+    }
+
     pub fn now(&self) -> SimTime {
         self.now.get()
     }
@@ -117,26 +98,33 @@ impl Inner {
     fn schedule(&self, at: SimTime, action: TimerAction) {
         let seq = self.seq.get();
         self.seq.set(seq + 1);
-        self.timers.borrow_mut().push(Timer { at, seq, action });
+        self.timers.borrow_mut().push(timers::key(at.as_nanos(), seq), action);
     }
 
     /// Arranges for `waker` to be woken at `at` (at once if `at` is not in the future).
     pub fn wake_at(&self, at: SimTime, waker: &Waker) {
+        // A waker of one of this executor's tasks is handled here, without the waker itself.
+        let own = waker::own_task(waker, self.exec_id.get());
         if at <= self.now() {
-            waker.wake_by_ref();
+            match own {
+                Some(key) => self.wake(key),
+                None => waker.wake_by_ref(),
+            }
             return;
         }
-        let action = match self.current.get() {
-            Some((key, _)) if waker.will_wake(&waker::task_waker(self.exec_id.get(), key)) => {
-                let mut tasks = self.tasks.borrow_mut();
-                let slot = tasks.get_mut(key).expect("the running task is live");
-                if slot.armed == at {
-                    return; // a timer for this instant is already pending for this task
+        let action = match own {
+            Some(key) => {
+                if self.current.get().is_some_and(|(k, _)| k == key) {
+                    let mut tasks = self.tasks.borrow_mut();
+                    let slot = tasks.get_mut(key).expect("the running task is live");
+                    if slot.armed == at {
+                        return; // a timer for this instant is already pending for this task
+                    }
+                    slot.armed = at;
                 }
-                slot.armed = at;
                 TimerAction::WakeTask(key)
             }
-            _ => TimerAction::Wake(waker.clone()),
+            None => TimerAction::Wake(waker.clone()),
         };
         self.schedule(at, action);
     }
@@ -292,10 +280,11 @@ impl Inner {
         };
         self.current.set(Some((key, core)));
         self.cur_computing.set(false);
-        self.cur_wait.set(WaitOn::Other);
+        debug_assert!(matches!(self.cur_wait.take(), WaitOn::Runnable), "no wait is noted between polls");
         let waker = waker::task_waker(self.exec_id.get(), key);
         let result = fut.as_mut().poll(&mut Context::from_waker(&waker));
         self.current.set(None);
+        let wait = self.cur_wait.take();
         let keep_core = match result {
             Poll::Ready(()) => {
                 self.tasks.borrow_mut().remove(key);
@@ -303,7 +292,11 @@ impl Inner {
                 false
             }
             Poll::Pending => {
-                let wait = self.cur_wait.take();
+                // A future that noted nothing waits on something this crate does not know.
+                let wait = match wait {
+                    WaitOn::Runnable => WaitOn::Other,
+                    w => w,
+                };
                 let mut tasks = self.tasks.borrow_mut();
                 let slot = tasks.get_mut(key).expect("a polled task stays in the table");
                 slot.fut = Some(fut);
@@ -376,7 +369,7 @@ impl Sim {
             exec_id: Cell::new(0),
             now: Cell::new(SimTime::ZERO),
             seq: Cell::new(0),
-            timers: RefCell::new(BinaryHeap::new()),
+            timers: RefCell::new(Timers::default()),
             ready: RefCell::new(VecDeque::new()),
             tasks: RefCell::new(TaskTable::default()),
             cores: RefCell::new(Vec::new()),
@@ -453,11 +446,12 @@ impl Sim {
     /// When the next timer fires, if any is pending (after a run returned, nothing is ready to
     /// run, so this is when the simulation next has something to do).
     pub fn next_timer(&self) -> Option<SimTime> {
-        self.inner.timers.borrow().peek().map(|t| t.at)
+        self.inner.timers.borrow().peek().map(|k| SimTime::from_nanos(timers::instant(k)))
     }
 
     fn run_to(&self, limit: SimTime, idle_stops: bool) -> Result<Stop, Deadlock> {
         let inner = &*self.inner;
+        let _running = waker::Running::enter(inner);
         inner.stop.set(false);
         loop {
             loop {
@@ -473,7 +467,7 @@ impl Sim {
             if idle && idle_stops {
                 return Ok(Stop::Idle);
             }
-            let next = inner.timers.borrow().peek().map(|t| t.at);
+            let next = inner.timers.borrow().peek().map(|k| SimTime::from_nanos(timers::instant(k)));
             let Some(at) = next else {
                 if !idle {
                     return Err(inner.deadlock());
@@ -493,13 +487,13 @@ impl Sim {
                 let due = {
                     let mut timers = inner.timers.borrow_mut();
                     match timers.peek() {
-                        Some(t) if t.at == at => timers.pop(),
+                        Some(k) if timers::instant(k) == at.as_nanos() => timers.pop(),
                         _ => None,
                     }
                 };
-                let Some(timer) = due else { break };
+                let Some((_, action)) = due else { break };
                 inner.events.set(inner.events.get() + 1);
-                inner.fire(timer.action);
+                inner.fire(action);
             }
         }
     }
@@ -529,7 +523,7 @@ impl Drop for Sim {
     fn drop(&mut self) {
         let futures = self.inner.tasks.borrow_mut().drain_futures();
         drop(futures);
-        let timers = std::mem::take(&mut *self.inner.timers.borrow_mut());
+        let timers = self.inner.timers.borrow_mut().drain();
         drop(timers);
         self.inner.ready.borrow_mut().clear();
     }

@@ -71,6 +71,7 @@ pub mod stats;
 pub mod sync;
 mod task;
 pub mod time;
+mod timers;
 pub mod trace;
 pub mod units;
 mod waker;

@@ -6,7 +6,7 @@
 //! nothing in it may reach another thread. A waker that outlives its simulation, or whose task
 //! has finished, wakes nothing.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
 use std::task::{RawWaker, RawWakerVTable, Waker};
 
@@ -16,6 +16,28 @@ use crate::task::TaskKey;
 thread_local! {
     /// Executors alive on this thread, indexed by executor id.
     static REGISTRY: RefCell<Vec<Weak<Inner>>> = const { RefCell::new(Vec::new()) };
+    /// The executor whose run loop is on the stack, if any: most wakes come from its own
+    /// tasks and timers, and reach it without a registry look-up.
+    static RUNNING: Cell<(u16, *const Inner)> = const { Cell::new((u16::MAX, std::ptr::null())) };
+}
+
+/// Marks an executor as running on this thread for as long as the guard lives (nested runs
+/// restore the outer one).
+pub(crate) struct Running {
+    outer: (u16, *const Inner),
+}
+
+impl Running {
+    pub fn enter(inner: &Inner) -> Running {
+        let outer = RUNNING.with(|r| r.replace((inner.exec_id(), inner as *const Inner)));
+        Running { outer }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        RUNNING.with(|r| r.set(self.outer));
+    }
 }
 
 /// Registers a new executor on this thread and returns its id.
@@ -54,6 +76,15 @@ pub(crate) fn task_waker(exec: u16, key: TaskKey) -> Waker {
     unsafe { Waker::from_raw(RawWaker::new(pack(exec, key), &VTABLE)) }
 }
 
+/// The task `waker` wakes, if it is a task waker of executor `exec` (not a foreign waker).
+pub(crate) fn own_task(waker: &Waker, exec: u16) -> Option<TaskKey> {
+    if !std::ptr::eq(waker.vtable(), &VTABLE) {
+        return None;
+    }
+    let (e, key) = unpack(waker.data());
+    (e == exec).then_some(key)
+}
+
 static VTABLE: RawWakerVTable = RawWakerVTable::new(clone, wake, wake, drop);
 
 fn clone(data: *const ()) -> RawWaker {
@@ -62,6 +93,14 @@ fn clone(data: *const ()) -> RawWaker {
 
 fn wake(data: *const ()) {
     let (exec, key) = unpack(data);
+    let (running, ptr) = RUNNING.with(Cell::get);
+    if running == exec && !ptr.is_null() {
+        // SAFETY: `RUNNING` holds a pointer only while a `Running` guard made from a live
+        // `&Inner` is on this thread's stack (inside that executor's run loop), so the executor
+        // is alive; wakers never leave their thread.
+        unsafe { &*ptr }.wake(key);
+        return;
+    }
     let inner = REGISTRY.with(|r| r.borrow().get(exec as usize).and_then(Weak::upgrade));
     if let Some(inner) = inner {
         inner.wake(key);

@@ -61,7 +61,14 @@ struct PushWaiter<T> {
 
 struct State<T> {
     items: VecDeque<(SimTime, T)>,
-    pop_waiters: VecDeque<Waker>,
+    /// Consumers waiting for an item, oldest first, each with its registration number.
+    /// Numbers grow along the queue, so a consumer knows in O(1) whether it is still queued:
+    /// it is unless its number is below `first_waiting`.
+    pop_waiters: VecDeque<(u64, Waker)>,
+    /// The number the next registered consumer gets.
+    next_waiter: u64,
+    /// Every registration numbered below this has been woken (popped off `pop_waiters`).
+    first_waiting: u64,
     push_waiters: VecDeque<Rc<PushWaiter<T>>>,
     stats: RingStats,
 }
@@ -88,6 +95,8 @@ impl<T> Ring<T> {
             state: RefCell::new(State {
                 items: VecDeque::with_capacity(spec.capacity.min(4096)),
                 pop_waiters: VecDeque::new(),
+                next_waiter: 0,
+                first_waiting: 0,
                 push_waiters: VecDeque::new(),
                 stats: RingStats::default(),
             }),
@@ -134,8 +143,11 @@ impl<T> Ring<T> {
         st.stats.pushes += 1;
         st.stats.max_len = st.stats.max_len.max(st.items.len());
         let waiter = st.pop_waiters.pop_front();
+        if let Some((n, _)) = &waiter {
+            st.first_waiting = n + 1;
+        }
         drop(st);
-        if let Some(w) = waiter {
+        if let Some((_, w)) = waiter {
             self.cx.wake_at(at, &w);
         }
     }
@@ -149,6 +161,13 @@ impl<T> Ring<T> {
     /// also wait on a timer).
     pub fn pop_until(&self, deadline: SimTime) -> Pop<'_, T> {
         Pop { ring: self, deadline, armed_for: None, registered: None }
+    }
+
+    /// Waits until an item is visible or `deadline` passes, without taking it: for a consumer
+    /// that also waits on its own timers and takes items with [`Ring::try_pop`] (a service
+    /// loop such as the FIL's).
+    pub fn wait_until(&self, deadline: SimTime) -> WaitUntil<'_, T> {
+        WaitUntil { ring: self, deadline, armed_for: None, registered: None }
     }
 
     /// Takes the first item if it is visible now; the first waiting producer's item takes the
@@ -249,20 +268,41 @@ pub struct Pop<'a, T> {
     deadline: SimTime,
     /// The instant a wake is already scheduled for.
     armed_for: Option<SimTime>,
-    /// Our waker, while it is in the ring's pop-waiter queue.
-    registered: Option<Waker>,
+    /// Our registration number and waker, while we may be in the ring's pop-waiter queue.
+    registered: Option<(u64, Waker)>,
 }
 
-/// Puts `waker` at the back of `queue`, replacing an earlier entry of the same task.
-fn register(queue: &mut VecDeque<Waker>, waker: &Waker) {
-    queue.retain(|w| !w.will_wake(waker));
-    queue.push_back(waker.clone());
+impl<T> State<T> {
+    /// Whether registration `n` is still in the pop-waiter queue (not yet woken).
+    fn waiting(&self, n: u64) -> bool {
+        n >= self.first_waiting
+    }
+
+    /// Queues `waker` for the next item and returns its registration number.
+    fn register(&mut self, waker: &Waker) -> u64 {
+        let n = self.next_waiter;
+        self.next_waiter += 1;
+        self.pop_waiters.push_back((n, waker.clone()));
+        n
+    }
+
+    /// Takes registration `n` out of the queue (a consumer that gave up or moved tasks).
+    fn unregister(&mut self, n: u64) {
+        if !self.waiting(n) {
+            return;
+        }
+        if self.pop_waiters.back().is_some_and(|(m, _)| *m == n) {
+            self.pop_waiters.pop_back(); // the usual case: the latest registration gives up
+        } else {
+            self.pop_waiters.retain(|(m, _)| *m != n);
+        }
+    }
 }
 
 impl<T> Drop for Pop<'_, T> {
     fn drop(&mut self) {
-        if let Some(w) = self.registered.take() {
-            self.ring.state.borrow_mut().pop_waiters.retain(|x| !x.will_wake(&w));
+        if let Some((n, _)) = self.registered.take() {
+            self.ring.state.borrow_mut().unregister(n);
         }
     }
 }
@@ -282,8 +322,24 @@ impl<T> Future for Pop<'_, T> {
         let wake = match head {
             Some(at) => Some(at.min(self.deadline)),
             None => {
-                register(&mut r.state.borrow_mut().pop_waiters, task.waker());
-                self.registered = Some(task.waker().clone());
+                let mut st = r.state.borrow_mut();
+                // Still queued with the same waker: keep our place (a spurious wake).
+                let queued = match &self.registered {
+                    Some((n, w)) if st.waiting(*n) => {
+                        if w.will_wake(task.waker()) {
+                            true
+                        } else {
+                            st.unregister(*n);
+                            false
+                        }
+                    }
+                    _ => false,
+                };
+                if !queued {
+                    let n = st.register(task.waker());
+                    self.registered = Some((n, task.waker().clone()));
+                }
+                drop(st);
                 (self.deadline != SimTime::MAX).then_some(self.deadline)
             }
         };
@@ -295,6 +351,59 @@ impl<T> Future for Pop<'_, T> {
         }
         r.cx.note_wait(WaitOn::RingPop(r.label.clone()));
         Poll::Pending
+    }
+}
+
+/// Future of [`Ring::wait_until`].
+#[must_use = "wait_until does nothing unless awaited"]
+pub struct WaitUntil<'a, T> {
+    ring: &'a Ring<T>,
+    deadline: SimTime,
+    armed_for: Option<SimTime>,
+    registered: Option<(u64, Waker)>,
+}
+
+impl<T> Future for WaitUntil<'_, T> {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, task: &mut Context<'_>) -> Poll<()> {
+        let r = self.ring;
+        let now = r.cx.now();
+        let head = r.state.borrow().items.front().map(|(at, _)| *at);
+        if now >= self.deadline || head.is_some_and(|at| at <= now) {
+            return Poll::Ready(());
+        }
+        let wake = match head {
+            Some(at) => at.min(self.deadline),
+            None => {
+                let mut st = r.state.borrow_mut();
+                let queued = self
+                    .registered
+                    .as_ref()
+                    .is_some_and(|(n, w)| st.waiting(*n) && w.will_wake(task.waker()));
+                if !queued {
+                    if let Some((n, _)) = self.registered.take() {
+                        st.unregister(n);
+                    }
+                    let n = st.register(task.waker());
+                    self.registered = Some((n, task.waker().clone()));
+                }
+                self.deadline
+            }
+        };
+        if wake != SimTime::MAX && self.armed_for != Some(wake) {
+            self.armed_for = Some(wake);
+            r.cx.wake_at(wake, task.waker());
+        }
+        r.cx.note_wait(WaitOn::RingPop(r.label.clone()));
+        Poll::Pending
+    }
+}
+
+impl<T> Drop for WaitUntil<'_, T> {
+    fn drop(&mut self) {
+        if let Some((n, _)) = self.registered.take() {
+            self.ring.state.borrow_mut().unregister(n);
+        }
     }
 }
 
@@ -406,6 +515,29 @@ mod tests {
             })
             .unwrap();
         assert_eq!(got, vec![0, 1, 2, 3, 4, 5]);
+    }
+
+    #[test]
+    fn wait_until_returns_when_an_item_is_visible_or_at_the_deadline() {
+        let sim = Sim::new(1);
+        let cx = sim.cx();
+        let spec = RingSpec { notify_latency: SimDuration::from_nanos(5), ..RingSpec::default() };
+        let ring = Rc::new(Ring::<u8>::new(&cx, "r", spec));
+        let (r, c) = (ring.clone(), cx.clone());
+        cx.spawn(crate::CoreId::UNBOUND, "producer", async move {
+            c.sleep(SimDuration::from_nanos(10)).await;
+            r.push(7).await; // visible at 15
+        });
+        let (r, c) = (ring.clone(), cx.clone());
+        let out = sim
+            .block_on(async move {
+                r.wait_until(SimTime::from_nanos(100)).await;
+                let first = (c.now(), r.try_pop());
+                r.wait_until(SimTime::from_nanos(40)).await;
+                (first, c.now(), r.try_pop())
+            })
+            .unwrap();
+        assert_eq!(out, ((SimTime::from_nanos(15), Some(7)), SimTime::from_nanos(40), None));
     }
 
     #[test]
