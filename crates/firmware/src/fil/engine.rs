@@ -17,10 +17,10 @@ use sim::SimTime;
 use sim::trace::Track;
 
 use crate::fil::handle::Shared;
-use crate::fil::hw::{Batch, BatchId, Batches, ChannelHw, DieHw, Phase};
+use crate::fil::hw::{Batch, BatchId, Batches, ChannelHw, DieHw, DieSet, Phase, TxnBatch};
 use crate::fil::policy::SchedPolicy;
 use crate::fil::queues::DieQueues;
-use crate::fil::txn::{FlashOp, FlashStatus, QueueKind, Txn, TxnResult};
+use crate::fil::txn::{FlashOp, FlashStatus, QueueKind, Txn};
 
 pub(crate) struct Engine {
     sh: Rc<Shared>,
@@ -33,6 +33,8 @@ pub(crate) struct Engine {
     seq: u64,
     dirty: Vec<u32>,
     queued: usize,
+    /// The dies with transactions queued, one bit set per channel (`kick` visits only these).
+    waiting: DieSet,
 }
 
 impl Engine {
@@ -49,6 +51,7 @@ impl Engine {
             seq: 0,
             dirty: Vec::new(),
             queued: 0,
+            waiting: DieSet::new(channels, sh.geo.dies_per_channel() as usize),
             sh,
         }
     }
@@ -74,7 +77,9 @@ impl Engine {
             if next <= sh.cx.now() || !self.dirty.is_empty() {
                 continue; // firmware costs let time pass; catch up before sleeping
             }
-            if let Some(txn) = sh.ring.pop_until(next).await {
+            sh.ring.wait_until(next).await;
+            // An item that woke us is taken in before the events due with it, as ever.
+            if let Some(txn) = sh.ring.try_pop() {
                 self.intake(txn).await;
             }
         }
@@ -102,31 +107,17 @@ impl Engine {
         if sh.cfg.intake_cycles > 0 {
             sh.cx.compute(sh.cfg.intake_cycles).await;
         }
-        txn.timing.queued = sh.cx.now();
+        txn.out.timing.queued = sh.cx.now();
         let die = sh.geo.die_of(sh.geo.block_of(txn.req.page));
         let kind = QueueKind::of(txn.req.op, txn.req.source);
         self.queues[die.idx()].push(kind, txn);
+        let (ch, n) = (self.channel_of(die), self.sh.geo.dies_per_channel());
+        self.waiting.insert(ch as usize, (die.0 - ch * n) as usize);
         self.queued += 1;
         let mut st = sh.stats.borrow_mut();
         st.max_queued = st.max_queued.max(self.queued);
         drop(st);
         self.mark_dirty(self.channel_of(die));
-    }
-
-    /// Whether `die` can start a command of `op` now.
-    fn accepts(&self, die: usize, op: FlashOp) -> bool {
-        let d = &self.dies[die];
-        if d.reg.is_some() {
-            return false;
-        }
-        match d.array {
-            None => true,
-            Some(a) => {
-                self.sh.timing.cache_program
-                    && op == FlashOp::Program
-                    && self.batches.get(a).op == FlashOp::Program
-            }
-        }
     }
 
     /// Starts the next bus operation on a free channel. Order: a read or erase command for an
@@ -140,8 +131,21 @@ impl Engine {
         let n = self.sh.geo.dies_per_channel();
         let rr = self.channels[ch as usize].rr;
         let mut deferred = None;
-        for k in 0..n {
-            let die = ch * n + (rr + k) % n;
+        // The channel's dies with queued transactions, round robin from `rr` (the others have
+        // nothing for the policy to pick).
+        let mut from = rr as usize;
+        let mut wrapped = false;
+        loop {
+            let end = if wrapped { rr as usize } else { n as usize };
+            let Some(local) = self.waiting.next(ch as usize, from, end) else {
+                if wrapped {
+                    break;
+                }
+                (wrapped, from) = (true, 0);
+                continue;
+            };
+            from = local + 1;
+            let (k, die) = ((local as u32 + n - rr) % n, ch * n + local as u32);
             let Some(kind) = self.pick(die as usize) else { continue };
             if kind.op() == FlashOp::Program {
                 deferred.get_or_insert((k, die, kind));
@@ -162,8 +166,20 @@ impl Engine {
         if self.queues[die].total() == 0 {
             return None;
         }
-        let ops = [FlashOp::Read, FlashOp::Program, FlashOp::Erase].map(|op| self.accepts(die, op));
-        if !ops.contains(&true) {
+        let d = &self.dies[die];
+        if d.reg.is_some() {
+            return None;
+        }
+        // A free die takes anything; one whose array is busy with a program takes another
+        // program into its cache register (cache program), nothing else.
+        let ops = match d.array {
+            None => [true; 3],
+            Some(a) => {
+                let cached = self.sh.timing.cache_program && self.batches.get(a).op == FlashOp::Program;
+                [false, cached, false]
+            }
+        };
+        if ops == [false; 3] {
             return None;
         }
         let allowed = QueueKind::ALL.map(|q| ops[q.op() as usize]);
@@ -180,6 +196,9 @@ impl Engine {
             self.queues[die as usize].take_batch(kind, &sh.geo, sh.cfg.multi_plane, sh.cfg.multi_plane_scan);
         self.queued -= txns.len();
         let n = sh.geo.dies_per_channel();
+        if self.queues[die as usize].total() == 0 {
+            self.waiting.remove(ch as usize, (die - ch * n) as usize);
+        }
         let c = &mut self.channels[ch as usize];
         c.rr = (c.rr + k + 1) % n;
         self.start(DieIdx(die), kind.op(), txns);
@@ -200,12 +219,12 @@ impl Engine {
         self.mark_dirty(ch);
     }
 
-    fn start(&mut self, die: DieIdx, op: FlashOp, mut txns: Vec<Box<Txn>>) {
+    fn start(&mut self, die: DieIdx, op: FlashOp, mut txns: TxnBatch) {
         let sh = self.sh.clone();
         let (now, t) = (sh.cx.now(), &sh.timing);
         let ch = self.channel_of(die);
         for txn in &mut txns {
-            txn.timing.dispatched = now;
+            txn.out.timing.dispatched = now;
         }
         let n = txns.len();
         let mut array = sh.array.borrow_mut();
@@ -213,10 +232,10 @@ impl Engine {
             FlashOp::Read => now + t.t_cmd_read,
             FlashOp::Erase => {
                 for txn in &mut txns {
-                    txn.timing.xfer_start = now;
-                    txn.timing.xfer_end = now;
+                    txn.out.timing.xfer_start = now;
+                    txn.out.timing.xfer_end = now;
                     if let Err(e) = array.erase(sh.geo.block_of(txn.req.page)) {
-                        txn.status = FlashStatus::StoreError(e.to_string());
+                        txn.out.status = FlashStatus::StoreError(e.to_string());
                     }
                 }
                 now + t.t_cmd_erase
@@ -225,13 +244,13 @@ impl Engine {
                 let x = t.page_write_transfer();
                 let mut at = now + t.t_cmd_prog;
                 for txn in &mut txns {
-                    txn.timing.xfer_start = at;
+                    txn.out.timing.xfer_start = at;
                     at += x;
-                    txn.timing.xfer_end = at;
+                    txn.out.timing.xfer_end = at;
                     let w = txn.req.write.as_ref().expect("a program carries its data");
                     match array.program(txn.req.page, &w.oob, w.data.as_deref()) {
-                        Ok(seq) => txn.seq = seq,
-                        Err(e) => txn.status = FlashStatus::StoreError(e.to_string()),
+                        Ok(seq) => txn.out.seq = seq,
+                        Err(e) => txn.out.status = FlashStatus::StoreError(e.to_string()),
                     }
                 }
                 at
@@ -266,9 +285,9 @@ impl Engine {
                 0 => sh.timing.page_read_transfer(),
                 bytes => sh.timing.read_transfer(bytes),
             };
-            txn.timing.xfer_start = at;
+            txn.out.timing.xfer_start = at;
             at += x;
-            txn.timing.xfer_end = at;
+            txn.out.timing.xfer_end = at;
         }
         self.schedule(at, b);
     }
@@ -326,7 +345,7 @@ impl Engine {
             }
             Phase::Array => {
                 for txn in &mut self.batches.get_mut(b).txns {
-                    txn.timing.array_done = now;
+                    txn.out.timing.array_done = now;
                 }
                 self.dies[die.idx()].array = None;
                 match op {
@@ -373,10 +392,10 @@ impl Engine {
             };
             match read {
                 Ok(oob) => {
-                    txn.oob = Some(oob);
-                    txn.data = buf;
+                    txn.out.oob = Some(oob);
+                    txn.out.data = buf;
                 }
-                Err(e) => txn.status = FlashStatus::StoreError(e.to_string()),
+                Err(e) => txn.out.status = FlashStatus::StoreError(e.to_string()),
             }
         }
     }
@@ -398,12 +417,11 @@ impl Engine {
         self.mark_dirty(self.channel_of(batch.die));
         let load = &sh.load[batch.die.idx()];
         load.set(load.get() - batch.txns.len() as u32);
-        for txn in batch.txns {
-            let mut txn = *txn;
+        for mut txn in batch.txns {
             if sh.cfg.complete_cycles > 0 {
                 sh.cx.compute(sh.cfg.complete_cycles).await;
             }
-            txn.timing.completed = sh.cx.now();
+            txn.out.timing.completed = sh.cx.now();
             let bytes = match batch.op {
                 FlashOp::Read if txn.req.xfer_bytes > 0 => txn.req.xfer_bytes,
                 FlashOp::Read => sh.timing.page_xfer_bytes(),
@@ -414,22 +432,15 @@ impl Engine {
                 trace_txn(&sh, batch.die, batch.op, &txn);
             }
             let page_type = sh.timing.cell.page_type_index(sh.geo.page_in_block(txn.req.page));
-            sh.stats.borrow_mut().record(batch.op, txn.req.source, &txn.timing, bytes, page_type);
-            let result = TxnResult {
-                status: txn.status,
-                timing: txn.timing,
-                oob: txn.oob,
-                data: txn.data,
-                seq: txn.seq,
-            };
-            txn.reply.send_after(result, sh.cfg.used_ring_latency);
+            sh.stats.borrow_mut().record(batch.op, txn.req.source, &txn.out.timing, bytes, page_type);
+            sh.answer(txn, sh.cfg.used_ring_latency);
         }
     }
 }
 
 /// Records a finished transaction's die and channel spans.
 fn trace_txn(sh: &Shared, die: DieIdx, op: FlashOp, txn: &Txn) {
-    let t = &txn.timing;
+    let t = &txn.out.timing;
     let name = crate::fil::txn::trace_label(op, txn.req.source);
     let die_end = t.array_done.max(t.xfer_end);
     sh.cx.trace_span(Track::Die(die.0), t.dispatched, die_end.since(t.dispatched), name, txn.request);

@@ -4,9 +4,10 @@ use std::cell::{Ref, RefCell};
 use std::rc::Rc;
 
 use nand::{FlashArray, Geometry, PageIdx, TimingModel};
-use sim::sync::{Ring, oneshot};
-use sim::{CoreId, Cx};
+use sim::sync::Ring;
+use sim::{CoreId, Cx, SimDuration};
 
+use crate::fil::completion::{Completions, TxnReceiver};
 use crate::fil::config::FilConfig;
 use crate::fil::engine::Engine;
 use crate::fil::stats::FilStats;
@@ -26,6 +27,18 @@ pub(crate) struct Shared {
     pub stats: RefCell<FilStats>,
     /// Transactions enqueued and not yet completed, per die.
     pub load: Vec<std::cell::Cell<u32>>,
+    /// Where submitters wait for their answers.
+    pub completions: Completions,
+}
+
+impl Shared {
+    /// Answers `txn`: its submitter sees the result `latency` from now.
+    pub fn answer(&self, txn: Box<Txn>, latency: SimDuration) {
+        let at = self.cx.now() + latency;
+        if let Some(w) = self.completions.finish(txn, at) {
+            self.cx.wake_at(at, &w);
+        }
+    }
 }
 
 /// The flash interface layer, as seen by firmware above it. Cheap to clone.
@@ -49,6 +62,7 @@ impl Fil {
             cfg: cfg.clone(),
             array,
             stats: RefCell::new(stats),
+            completions: Completions::default(),
         });
         cx.spawn_daemon(core, "fil", Engine::new(sh.clone()).run());
         Fil { sh }
@@ -57,23 +71,24 @@ impl Fil {
     /// Puts a transaction on the available ring (charging the enqueue cost on the caller's core
     /// and waiting while the ring is full) and returns where its result will arrive. Pushes
     /// keep their order, so pages of a block enqueued in order are programmed in order.
-    pub async fn enqueue(&self, req: FlashRequest) -> oneshot::Receiver<TxnResult> {
-        let (tx, rx) = oneshot::channel(&self.sh.cx, "flash transaction");
+    pub async fn enqueue(&self, req: FlashRequest) -> TxnReceiver {
+        let slot = self.sh.completions.open();
         let die = self.sh.geo.die_of(self.sh.geo.block_of(req.page));
         let load = &self.sh.load[die.idx()];
         load.set(load.get() + 1);
-        let mut txn = Box::new(Txn::new(req, tx, self.sh.cx.now()));
+        let mut txn = Box::new(Txn::new(req, slot, self.sh.cx.now()));
         if self.sh.cx.tracing() {
             txn.request = self.sh.cx.request();
         }
+        // The receiver exists before the push can wait, so a dropped enqueue frees its slot.
+        let rx = TxnReceiver { sh: self.sh.clone(), slot, armed: false };
         self.sh.ring.push(txn).await;
         rx
     }
 
     /// Submits a transaction and waits for its result.
     pub async fn submit(&self, req: FlashRequest) -> TxnResult {
-        let rx = self.enqueue(req).await;
-        rx.await.expect("the FIL answers every transaction it accepted")
+        self.enqueue(req).await.await
     }
 
     /// Reads a whole page.

@@ -32,10 +32,13 @@ pub(crate) enum Phase {
     DataOut,
 }
 
+/// The transactions of one batch (one per plane; most batches are one or two).
+pub(crate) type TxnBatch = smallvec::SmallVec<[Box<Txn>; 2]>;
+
 pub(crate) struct Batch {
     pub op: FlashOp,
     pub die: DieIdx,
-    pub txns: Vec<Box<Txn>>,
+    pub txns: TxnBatch,
     pub phase: Phase,
 }
 
@@ -96,5 +99,63 @@ impl Batches {
     pub fn remove(&mut self, id: BatchId) -> Batch {
         self.free.push(id);
         self.items[id as usize].take().expect("live batch")
+    }
+}
+
+/// A set of dies per channel (one bit per die of the channel, by its number within the channel).
+pub(crate) struct DieSet {
+    words_per_channel: usize,
+    words: Vec<u64>,
+}
+
+impl DieSet {
+    pub fn new(channels: usize, dies_per_channel: usize) -> Self {
+        let words_per_channel = dies_per_channel.div_ceil(64);
+        DieSet { words_per_channel, words: vec![0; channels * words_per_channel] }
+    }
+
+    pub fn insert(&mut self, ch: usize, die: usize) {
+        self.words[ch * self.words_per_channel + die / 64] |= 1 << (die % 64);
+    }
+
+    pub fn remove(&mut self, ch: usize, die: usize) {
+        self.words[ch * self.words_per_channel + die / 64] &= !(1 << (die % 64));
+    }
+
+    /// The first die of channel `ch` in the set within `from..end`.
+    pub fn next(&self, ch: usize, from: usize, end: usize) -> Option<usize> {
+        let words = &self.words[ch * self.words_per_channel..(ch + 1) * self.words_per_channel];
+        let mut i = from;
+        while i < end {
+            let bits = words[i / 64] >> (i % 64);
+            if bits != 0 {
+                let found = i + bits.trailing_zeros() as usize;
+                return (found < end).then_some(found);
+            }
+            i = (i / 64 + 1) * 64;
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn die_set_finds_members_in_range_across_words() {
+        let mut s = DieSet::new(2, 130);
+        for d in [0, 5, 63, 64, 129] {
+            s.insert(1, d);
+        }
+        s.insert(0, 7);
+        let all: Vec<usize> = std::iter::successors(s.next(1, 0, 130), |&d| s.next(1, d + 1, 130)).collect();
+        assert_eq!(all, vec![0, 5, 63, 64, 129]);
+        assert_eq!(s.next(1, 6, 63), None, "63 is outside 6..63");
+        assert_eq!(s.next(1, 6, 64), Some(63));
+        assert_eq!(s.next(0, 0, 130), Some(7));
+        s.remove(1, 63);
+        assert_eq!(s.next(1, 6, 130), Some(64));
+        assert_eq!(s.next(1, 130, 130), None);
     }
 }

@@ -2,6 +2,7 @@
 //! and a model of the dies and channels it drives. It runs on its own controller core, as in
 //! SoftSSD; firmware reaches it through [`Fil`].
 
+mod completion;
 mod config;
 mod engine;
 mod handle;
@@ -11,8 +12,11 @@ mod queues;
 mod stats;
 mod txn;
 
+pub use completion::TxnReceiver;
 pub use config::{FilConfig, PolicyConfig};
 pub use handle::{Fil, SharedArray};
 pub use policy::{FifoPolicy, PriorityPolicy, QueueView, SchedPolicy};
 pub use stats::{FilStats, OpStats};
-pub use txn::{FlashOp, FlashRequest, FlashStatus, PageWrite, QueueKind, TxnResult, TxnSource, TxnTiming};
+pub use txn::{
+    FlashOp, FlashRequest, FlashStatus, PageWrite, QueueKind, TxnOutcome, TxnResult, TxnSource, TxnTiming,
+};

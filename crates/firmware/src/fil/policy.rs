@@ -95,13 +95,11 @@ mod tests {
     use super::*;
     use crate::fil::txn::{FlashRequest, Txn, TxnSource};
     use nand::PageIdx;
-    use sim::Sim;
 
     /// Queues holding one transaction for each kind in `arrivals` (kind, arrival ns).
-    fn queues(sim: &Sim, arrivals: &[(QueueKind, u64)]) -> DieQueues {
+    fn queues(arrivals: &[(QueueKind, u64)]) -> DieQueues {
         let mut q = DieQueues::default();
         for &(k, at) in arrivals {
-            let (tx, _rx) = sim::sync::oneshot::channel(&sim.cx(), "t");
             let source = match k {
                 QueueKind::MappingRead | QueueKind::MappingWrite => TxnSource::Mapping,
                 QueueKind::GcRead | QueueKind::GcWrite => TxnSource::Gc,
@@ -109,8 +107,8 @@ mod tests {
             };
             let mut req = FlashRequest::read(source, PageIdx(0));
             req.op = k.op();
-            let mut t = Txn::new(req, tx, SimTime::ZERO);
-            t.timing.queued = SimTime::from_nanos(at);
+            let mut t = Txn::new(req, 0, SimTime::ZERO);
+            t.out.timing.queued = SimTime::from_nanos(at);
             q.push(k, Box::new(t));
         }
         q
@@ -118,14 +116,13 @@ mod tests {
 
     #[test]
     fn priority_prefers_mapping_then_user_then_gc_reads_before_writes() {
-        let sim = Sim::new(0);
         let mut p = PriorityPolicy::default();
         use QueueKind::*;
-        let q = queues(&sim, &[(UserRead, 0), (GcRead, 0), (MappingWrite, 0), (UserWrite, 0), (Erase, 0)]);
+        let q = queues(&[(UserRead, 0), (GcRead, 0), (MappingWrite, 0), (UserWrite, 0), (Erase, 0)]);
         assert_eq!(p.pick(DieIdx(0), &QueueView { queues: &q, allowed: [true; 7] }), Some(UserRead));
-        let q = queues(&sim, &[(UserWrite, 0), (GcWrite, 0), (Erase, 0)]);
+        let q = queues(&[(UserWrite, 0), (GcWrite, 0), (Erase, 0)]);
         assert_eq!(p.pick(DieIdx(0), &QueueView { queues: &q, allowed: [true; 7] }), Some(UserWrite));
-        let q = queues(&sim, &[(MappingRead, 0), (UserWrite, 0)]);
+        let q = queues(&[(MappingRead, 0), (UserWrite, 0)]);
         let mut allowed = [true; 7];
         allowed[MappingRead.index()] = false;
         assert_eq!(
@@ -133,15 +130,14 @@ mod tests {
             Some(UserWrite),
             "disallowed queues are skipped"
         );
-        let q = queues(&sim, &[]);
+        let q = queues(&[]);
         assert_eq!(p.pick(DieIdx(0), &QueueView { queues: &q, allowed: [true; 7] }), None);
     }
 
     #[test]
     fn fifo_serves_the_oldest_head() {
-        let sim = Sim::new(0);
         use QueueKind::*;
-        let q = queues(&sim, &[(UserRead, 50), (UserWrite, 20), (Erase, 30)]);
+        let q = queues(&[(UserRead, 50), (UserWrite, 20), (Erase, 30)]);
         assert_eq!(
             FifoPolicy.pick(DieIdx(0), &QueueView { queues: &q, allowed: [true; 7] }),
             Some(UserWrite)

@@ -2,6 +2,7 @@
 
 use std::collections::VecDeque;
 
+use crate::fil::hw::TxnBatch;
 use crate::fil::policy::QueueView;
 use crate::fil::txn::{QueueKind, Txn};
 use nand::Geometry;
@@ -33,7 +34,7 @@ impl DieQueues {
     }
 
     pub fn head_arrival(&self, k: QueueKind) -> Option<SimTime> {
-        self.q[k.index()].front().map(|t| t.timing.queued)
+        self.q[k.index()].front().map(|t| t.out.timing.queued)
     }
 
     /// Takes the head of `kind` and, if `multi_plane`, up to `planes - 1` partners from the
@@ -46,10 +47,10 @@ impl DieQueues {
         geo: &Geometry,
         multi_plane: bool,
         scan: usize,
-    ) -> Vec<Box<Txn>> {
+    ) -> TxnBatch {
         let q = &mut self.q[kind.index()];
         let head = q.pop_front().expect("policy picked an empty queue");
-        let mut batch = Vec::with_capacity(geo.planes as usize);
+        let mut batch = TxnBatch::new();
         let head_block = geo.block_of(head.req.page);
         let offset = geo.page_in_block(head.req.page);
         let mut seen = 1u32 << geo.plane_of(head_block);

@@ -2,7 +2,6 @@
 
 use nand::{Oob, PageIdx};
 use serde::{Deserialize, Serialize};
-use sim::sync::oneshot;
 use sim::{SimDuration, SimTime};
 
 /// The flash operation.
@@ -211,9 +210,9 @@ impl TxnTiming {
     }
 }
 
-/// The FIL's answer.
+/// What became of a transaction: the fields of the FIL's answer ([`TxnResult`] derefs to it).
 #[derive(Debug)]
-pub struct TxnResult {
+pub struct TxnOutcome {
     /// Outcome.
     pub status: FlashStatus,
     /// Phase instants.
@@ -226,29 +225,53 @@ pub struct TxnResult {
     pub seq: u64,
 }
 
+/// The FIL's answer: the finished transaction, read through [`TxnOutcome`]'s fields
+/// (`r.status`, `r.timing`, ...). It owns the transaction it answers, so handing it on moves
+/// a pointer, not the OOB and timing it carries.
+pub struct TxnResult(pub(crate) Box<Txn>);
+
+impl std::ops::Deref for TxnResult {
+    type Target = TxnOutcome;
+    fn deref(&self) -> &TxnOutcome {
+        &self.0.out
+    }
+}
+
+impl TxnResult {
+    /// The request this answers.
+    pub fn request(&self) -> &FlashRequest {
+        &self.0.req
+    }
+}
+
+impl std::fmt::Debug for TxnResult {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TxnResult").field("request", &self.0.req).field("outcome", &self.0.out).finish()
+    }
+}
+
 /// A transaction inside the FIL, with its result as it takes shape.
 pub(crate) struct Txn {
     pub req: FlashRequest,
-    pub reply: oneshot::Sender<TxnResult>,
-    pub timing: TxnTiming,
-    pub status: FlashStatus,
-    pub seq: u64,
-    pub oob: Option<Oob>,
-    pub data: Option<Box<[u8]>>,
+    pub out: TxnOutcome,
+    /// Where the submitter waits for the answer (see `handle.rs`).
+    pub slot: u32,
     /// The host request the submitting task served (for traces).
     pub request: Option<u64>,
 }
 
 impl Txn {
-    pub fn new(req: FlashRequest, reply: oneshot::Sender<TxnResult>, submitted: SimTime) -> Self {
+    pub fn new(req: FlashRequest, slot: u32, submitted: SimTime) -> Self {
         Txn {
             req,
-            reply,
-            timing: TxnTiming { submitted, ..TxnTiming::default() },
-            status: FlashStatus::Ok,
-            seq: 0,
-            oob: None,
-            data: None,
+            out: TxnOutcome {
+                status: FlashStatus::Ok,
+                timing: TxnTiming { submitted, ..TxnTiming::default() },
+                oob: None,
+                data: None,
+                seq: 0,
+            },
+            slot,
             request: None,
         }
     }

@@ -84,7 +84,7 @@ impl FtlInner {
         stream: Stream,
         page: PageIdx,
         write: PageWrite,
-    ) -> sim::sync::oneshot::Receiver<TxnResult> {
+    ) -> crate::fil::TxnReceiver {
         self.fil.enqueue(FlashRequest::program(source(stream), page, write)).await
     }
 
