@@ -1,7 +1,8 @@
 //! The host-facing unit operations, in coroutine style: each is one straight-line async
 //! function that awaits the cache, the mapping table and the flash.
 
-use nand::Lpn;
+use nand::{Lpn, PageIdx};
+use smallvec::SmallVec;
 
 use crate::fil::{FlashRequest, TxnSource};
 use crate::ftl::cache::LineState;
@@ -11,6 +12,9 @@ use crate::ftl::flash::MediaError;
 use crate::ftl::state::{Ftl, FtlInner};
 use crate::ftl::waits::WaitKey;
 use crate::trace::Phases;
+
+/// The answers to a multi-unit read, in the order asked (no allocation for a few units).
+pub type UnitResults = SmallVec<[Result<UnitData, MediaError>; 4]>;
 
 /// Part of a mapping unit to write.
 #[derive(Clone, Debug)]
@@ -35,7 +39,7 @@ impl Ftl {
     /// Reads several mapping units (one host command's): cache hits are served from DRAM, the
     /// rest are looked up and read with one flash read per physical page they share. Adds the
     /// time of the slowest unit's path to `ph`.
-    pub async fn read_many(&self, lpns: &[Lpn], ph: &mut Phases) -> Vec<Result<UnitData, MediaError>> {
+    pub async fn read_many(&self, lpns: &[Lpn], ph: &mut Phases) -> UnitResults {
         self.inner.read_many(lpns, ph).await
     }
 
@@ -80,13 +84,14 @@ impl FtlInner {
         self.read_many(&[lpn], ph).await.pop().expect("one result per unit")
     }
 
-    async fn read_many(&self, lpns: &[Lpn], ph: &mut Phases) -> Vec<Result<UnitData, MediaError>> {
+    async fn read_many(&self, lpns: &[Lpn], ph: &mut Phases) -> UnitResults {
         let t0 = self.cx.now();
         self.cx.compute(self.cfg.costs.lookup * lpns.len() as u64).await;
         self.stats.borrow_mut().host_units_read += lpns.len() as u64;
-        let mut out: Vec<Option<Result<UnitData, MediaError>>> = vec![None; lpns.len()];
-        let mut filling = vec![false; lpns.len()];
-        let mut misses = Vec::new();
+        let mut out: SmallVec<[Option<Result<UnitData, MediaError>>; 4]> =
+            smallvec::smallvec![None; lpns.len()];
+        let mut filling: SmallVec<[bool; 4]> = smallvec::smallvec![false; lpns.len()];
+        let mut misses: SmallVec<[usize; 4]> = SmallVec::new();
         for (i, &lpn) in lpns.iter().enumerate() {
             loop {
                 match self.cache_read(lpn) {
@@ -149,14 +154,9 @@ impl FtlInner {
 
     /// Reads the units `misses` (indices into `lpns`) from flash: each block pinned as soon as
     /// its address is known, one read per distinct page.
-    async fn read_misses(
-        &self,
-        lpns: &[Lpn],
-        misses: &[usize],
-        ph: &mut Phases,
-    ) -> Vec<Result<UnitData, MediaError>> {
+    async fn read_misses(&self, lpns: &[Lpn], misses: &[usize], ph: &mut Phases) -> UnitResults {
         let t0 = self.cx.now();
-        let mut units = Vec::with_capacity(misses.len());
+        let mut units: SmallVec<[Option<nand::UnitAddr>; 4]> = SmallVec::with_capacity(misses.len());
         for &i in misses {
             let u = self.map_get(lpns[i]).await;
             if let Some(u) = u {
@@ -165,21 +165,22 @@ impl FtlInner {
             units.push(u);
         }
         ph.mapping += self.cx.now().since(t0);
-        let mut pages: Vec<(nand::PageIdx, Vec<u32>)> = Vec::new();
+        // Each distinct page once, with the number of its units asked for.
+        let mut pages: SmallVec<[(PageIdx, u32); 4]> = SmallVec::new();
         for u in units.iter().flatten() {
-            let (page, slot) = self.geo.unit_page(*u);
+            let (page, _) = self.geo.unit_page(*u);
             match pages.iter_mut().find(|(p, _)| *p == page) {
-                Some((_, slots)) => {
-                    slots.push(slot);
+                Some((_, n)) => {
+                    *n += 1;
                     self.blocks.borrow_mut().unpin(self.geo.block_of(page)); // one pin per page read
                 }
-                None => pages.push((page, vec![slot])),
+                None => pages.push((page, 1)),
             }
         }
         let upp = self.geo.units_per_page();
-        let read_page = |page: nand::PageIdx, units: usize| async move {
+        let read_page = |page: PageIdx, units: u32| async move {
             let mut req = FlashRequest::read(TxnSource::User, page);
-            req.xfer_bytes = self.fil.timing().partial_xfer_bytes(units as u32, upp, self.geo.unit_bytes());
+            req.xfer_bytes = self.fil.timing().partial_xfer_bytes(units, upp, self.geo.unit_bytes());
             req.want_data = self.payload;
             req.want_oob = !self.payload; // bytes alone; metadata-only reads need the tags
             let r = self.read_then_unpin(req).await;
@@ -187,9 +188,10 @@ impl FtlInner {
             let checked = self.check_read(page, &r).await;
             (r, checked, self.cx.now().since(t))
         };
-        let reads = match pages.as_slice() {
-            [(page, slots)] => vec![read_page(*page, slots.len()).await], // the common case: no join
-            _ => sim::join_all(pages.iter().map(|(page, slots)| read_page(*page, slots.len()))).await,
+        let reads: SmallVec<[_; 1]> = match pages.as_slice() {
+            [] => SmallVec::new(),
+            [(page, n)] => smallvec::smallvec![read_page(*page, *n).await], // the common case: no join
+            _ => sim::join_all(pages.iter().map(|&(page, n)| read_page(page, n))).await.into(),
         };
         if let Some((r, _, ecc)) = reads.iter().max_by_key(|(r, _, ecc)| r.timing.completed + *ecc) {
             ph.add_flash(&r.timing);

@@ -27,7 +27,7 @@ pub use config::{
 };
 pub use data::{UnitData, fingerprint};
 pub use flash::MediaError;
-pub use io::UnitWrite;
+pub use io::{UnitResults, UnitWrite};
 pub use mount::{BlockHint, Mount, MountReport};
 pub use precondition::{Precondition, PreconditionError};
 pub use state::Ftl;

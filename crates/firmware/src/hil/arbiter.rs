@@ -59,8 +59,9 @@ impl Arbiter {
     ) -> Option<(Rc<QueuePair>, usize)> {
         let slot = class.map_or(0, |c| c as usize);
         let n = qs.len();
-        for k in 1..=n {
-            let i = (self.last[slot] + k) % n;
+        let from = (self.last[slot] + 1).min(n);
+        // Round robin from the queue after the last one served, wrapping around to it.
+        for i in (from..n).chain(0..from) {
             let Some(q) = &qs[i] else { continue };
             let waiting = q.sq.borrow().len();
             if waiting > 0 && class.is_none_or(|c| q.priority == c) {

@@ -22,9 +22,15 @@ pub struct Part {
     pub sectors: u32,
 }
 
+/// A write command's unit writes (no allocation for the common small ones).
+type UnitWrites = smallvec::SmallVec<[UnitWrite; 2]>;
+
+/// A command's sub-requests (most commands touch a few units: no allocation for those).
+pub type Parts = smallvec::SmallVec<[Part; 4]>;
+
 /// Splits `nlb` blocks at `slba` into mapping-unit sub-requests (`spu` blocks per unit).
-pub fn split(slba: u64, nlb: u32, spu: u32) -> Vec<Part> {
-    let mut parts = Vec::new();
+pub fn split(slba: u64, nlb: u32, spu: u32) -> Parts {
+    let mut parts = Parts::new();
     let (mut lba, end) = (slba, slba + nlb as u64);
     while lba < end {
         let first = (lba % spu as u64) as u32;
@@ -174,8 +180,8 @@ impl Controller {
 
     async fn read(&self, cmd: &NvmeCommand, ph: &mut Phases) -> (Status, HostData) {
         let parts = split(cmd.slba, cmd.nlb, self.spu());
-        let lpns: Vec<Lpn> = parts.iter().map(|p| p.lpn).collect();
-        let results: Vec<Result<UnitData, MediaError>> = match &self.ftl {
+        let lpns: smallvec::SmallVec<[Lpn; 4]> = parts.iter().map(|p| p.lpn).collect();
+        let results: crate::ftl::UnitResults = match &self.ftl {
             Some(ftl) => ftl.read_many(&lpns, ph).await,
             None => {
                 parts.iter().map(|_| Ok(UnitData::zero(self.payload(), self.unit_bytes as usize))).collect()
@@ -205,7 +211,7 @@ impl Controller {
         let lba = self.lba_bytes as usize;
         let parts = split(cmd.slba, cmd.nlb, spu);
         let mut offset = 0;
-        let writes: Vec<UnitWrite> = parts
+        let writes: UnitWrites = parts
             .iter()
             .enumerate()
             .map(|(i, p)| {
@@ -224,9 +230,17 @@ impl Controller {
         self.write_units(writes, cmd.fua, ph).await
     }
 
-    async fn write_units(&self, writes: Vec<UnitWrite>, fua: bool, ph: &mut Phases) -> Status {
+    async fn write_units(&self, writes: UnitWrites, fua: bool, ph: &mut Phases) -> Status {
         let Some(ftl) = &self.ftl else { return Status::Success };
         let (spu, lba) = (self.spu(), self.lba_bytes);
+        if writes.len() == 1 {
+            // The common case (a write within one unit): no join, nothing to pick a path from.
+            let w = writes.into_iter().next().expect("one write");
+            return match ftl.write(w, spu, lba, fua, ph).await {
+                Ok(()) => Status::Success,
+                Err(e) => media_status(&e),
+            };
+        }
         let results: Vec<(Result<(), MediaError>, Phases, sim::SimTime)> =
             sim::join_all(writes.into_iter().map(|w| async move {
                 let mut sub = Phases::default();
@@ -295,13 +309,13 @@ mod tests {
         // 8 sectors per unit; blocks 5..21 cover units 0 (3 sectors), 1 (8), 2 (5).
         let p = split(5, 16, 8);
         assert_eq!(
-            p,
-            vec![
+            p.as_slice(),
+            [
                 Part { lpn: Lpn(0), first: 5, sectors: 3 },
                 Part { lpn: Lpn(1), first: 0, sectors: 8 },
                 Part { lpn: Lpn(2), first: 0, sectors: 5 },
             ]
         );
-        assert_eq!(split(16, 8, 8), vec![Part { lpn: Lpn(2), first: 0, sectors: 8 }]);
+        assert_eq!(split(16, 8, 8).as_slice(), [Part { lpn: Lpn(2), first: 0, sectors: 8 }]);
     }
 }
