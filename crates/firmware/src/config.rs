@@ -14,6 +14,8 @@ use crate::ecc::EccConfig;
 use crate::fil::FilConfig;
 use crate::ftl::FtlConfig;
 use crate::hil::HostInterfaceConfig;
+use crate::power::PowerConfig;
+use crate::system::SystemConfig;
 
 /// A whole simulated device.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -48,6 +50,12 @@ pub struct DeviceConfig {
     /// ECC engine. Default: no bit errors.
     #[serde(default)]
     pub ecc: EccConfig,
+    /// Power and energy parameters. Default: per cell type and part class (see `power`).
+    #[serde(default)]
+    pub power: PowerConfig,
+    /// What kind of system this is. Default: one SSD.
+    #[serde(default, skip_serializing_if = "SystemConfig::is_ssd")]
+    pub system: SystemConfig,
 }
 
 /// The controller hardware: cores and DRAM.
@@ -148,12 +156,23 @@ impl DeviceConfig {
         self.ftl.validate(&self.geometry, c.dram).map_err(|e| e.within("ftl"))?;
         self.fil.validate().map_err(|e| e.within("fil"))?;
         self.ecc.validate(self.geometry.page_bytes()).map_err(|e| e.within("ecc"))?;
+        self.power.validate().map_err(|e| e.within("power"))?;
+        self.system.validate().map_err(|e| e.within("system"))?;
         Ok(())
     }
 
     /// The configuration with every derived default written out (what `ssdlab config` prints).
     pub fn resolved(&self) -> DeviceConfig {
-        DeviceConfig { timing: self.timing.resolved(), ..self.clone() }
+        DeviceConfig {
+            timing: self.timing.resolved(),
+            power: self.power.resolved(self.timing.cell, self.host.link.is_sata()),
+            ..self.clone()
+        }
+    }
+
+    /// The power parameters with their defaults.
+    pub fn power(&self) -> crate::power::ResolvedPower {
+        self.power.resolve(self.timing.cell, self.host.link.is_sata())
     }
 
     /// The timing model for this geometry.

@@ -20,6 +20,8 @@ pub mod fil;
 pub mod ftl;
 pub mod hil;
 pub mod platform;
+pub mod power;
 pub mod presets;
 pub mod snapshot;
+pub mod system;
 pub mod trace;

@@ -164,6 +164,8 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
 /// first connection attaches and deleted when its last one detaches.
 pub struct LiveHost {
     session: Rc<Session>,
+    /// The device's NVMe controller (live serving drives one SSD).
+    ctl: Rc<firmware::hil::Controller>,
     lba: u64,
     capacity: u64,
     max_transfer: u64,
@@ -190,6 +192,7 @@ impl LiveHost {
         session.start_sampler(dev);
         Ok(Rc::new(LiveHost {
             session,
+            ctl: ctl.clone(),
             lba,
             capacity: ctl.capacity_lbas() * lba,
             max_transfer: (host.max_transfer.bytes() / lba * lba).max(lba),
@@ -237,7 +240,7 @@ impl LiveHost {
         let qid = (1..=self.max_queues).min_by_key(|&q| (queues[usize::from(q)], q)).expect("at least one");
         if queues[usize::from(qid)] == 0 {
             let created =
-                self.session.ctl.admin(AdminCommand::CreateIoQueue { qid, priority: Priority::Medium }).await;
+                self.ctl.admin(AdminCommand::CreateIoQueue { qid, priority: Priority::Medium }).await;
             if created != AdminResult::Done {
                 self.connections.set(self.connections.get() - 1);
                 return Err(AttachError::Queue { qid, why: format!("{created:?}") });
@@ -257,7 +260,7 @@ impl LiveHost {
         let Some(n) = queues.get_mut(usize::from(qid)).filter(|n| **n > 0) else { return };
         *n -= 1;
         if *n == 0 {
-            self.session.ctl.admin(AdminCommand::DeleteIoQueue { qid }).await;
+            self.ctl.admin(AdminCommand::DeleteIoQueue { qid }).await;
         }
         self.connections.set(self.connections.get() - 1);
     }
@@ -278,7 +281,7 @@ impl LiveHost {
         self.check(&req)?;
         let op = match req.op {
             LiveOp::Flush => {
-                let c = self.session.ctl.submit(qid, NvmeCommand::flush()).await;
+                let c = self.ctl.submit(qid, NvmeCommand::flush()).await;
                 return ok_or(c).map(|_| None);
             }
             LiveOp::Read => IoOp::Read,

@@ -6,8 +6,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use firmware::device::Device;
-use firmware::hil::AdminResult;
+use firmware::system::System;
 use firmware::trace::Phases;
 use serde::Serialize;
 use sim::stats::{Histogram, LogHistogram};
@@ -178,9 +177,9 @@ pub enum RunError {
     /// The device stopped making progress (a firmware bug, reported with what waits on what).
     #[error(transparent)]
     Deadlock(#[from] Deadlock),
-    /// The controller refused to create a queue.
-    #[error("creating I/O queue {0}: {1:?}")]
-    Queue(u16, AdminResult),
+    /// The device refused to create a queue.
+    #[error("creating I/O queue {0}: {1}")]
+    Queue(u16, String),
     /// The trace could not be read, or has a bad line.
     #[error(transparent)]
     Trace(#[from] crate::trace::TraceError),
@@ -193,7 +192,7 @@ pub enum RunError {
 /// the queue pairs it needs that do not exist yet (so runs can follow each other on one
 /// device). Calls `progress` every few milliseconds of simulated time.
 pub fn run_jobs(
-    dev: &Device,
+    dev: &dyn System,
     jobs: &[JobSpec],
     seed: u64,
     progress: &mut dyn FnMut(Progress),
@@ -203,16 +202,16 @@ pub fn run_jobs(
 
 /// [`run_jobs`] with options: the time-series interval and a per-request sink.
 pub fn run_jobs_with(
-    dev: &Device,
+    dev: &dyn System,
     jobs: &[JobSpec],
     seed: u64,
     opts: &RunOptions,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<HostResults, RunError> {
-    let ctl = dev.controller.clone();
-    let capacity = ctl.capacity_lbas() * ctl.lba_bytes() as u64;
-    let instances = instantiate(jobs, capacity, ctl.lba_bytes(), seed)?;
-    let queues = (instances.len() as u32).min(dev.platform.config.host.queues).max(1);
+    let front = dev.front();
+    let capacity = front.capacity_lbas() * front.lba_bytes() as u64;
+    let instances = instantiate(jobs, capacity, front.lba_bytes(), seed)?;
+    let queues = (instances.len() as u32).min(dev.queues()).max(1);
     let ramp = instances.iter().map(|i| i.stream.spec().ramp_time).max().unwrap_or_default();
     let session = Rc::new(Session::open(dev, queues, ramp, opts)?);
     let start = session.start;
@@ -257,7 +256,7 @@ struct Clone_ {
 
 impl Clone_ {
     async fn run(self: Rc<Self>) {
-        let cx = self.session.ctl.cx();
+        let cx = &self.session.cx;
         loop {
             if self.deadline.is_some_and(|d| cx.now() >= d) {
                 return;

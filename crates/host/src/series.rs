@@ -1,45 +1,18 @@
 //! Time series of a run: completions, bytes and latency per interval from the host's side, and
-//! the device's counters (host and flash units written, free blocks, GC moves, erases) sampled
-//! at the end of each interval.
+//! the system's counters (host and flash units written, free blocks, GC moves, erases, energy,
+//! host memory and CPU) sampled at the end of each interval.
 //!
 //! The interval starts at the configured width and doubles (neighbouring points merge, exactly:
 //! counts add, latency histograms merge) whenever the series would pass its point budget, so a
 //! run of any length gives a bounded, readable series.
 
-use firmware::ftl::Ftl;
 use sim::stats::LogHistogram;
 use sim::{SimDuration, SimTime};
 
 use crate::workload::IoOp;
 
-/// Cumulative device counters at one instant.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-pub struct DeviceSample {
-    /// Mapping units the host has written.
-    pub host_units: u64,
-    /// Mapping units programmed to flash (every stream).
-    pub flash_units: u64,
-    /// Free blocks (all planes).
-    pub free_blocks: u64,
-    /// Units moved by GC and wear levelling.
-    pub gc_units_moved: u64,
-    /// Blocks erased.
-    pub erases: u64,
-}
-
-impl DeviceSample {
-    /// The FTL's counters now.
-    pub fn of(ftl: &Ftl) -> Self {
-        let st = ftl.stats();
-        DeviceSample {
-            host_units: st.host_units_written,
-            flash_units: st.units_programmed.iter().sum(),
-            free_blocks: ftl.free_blocks(),
-            gc_units_moved: st.gc_units_moved,
-            erases: st.blocks_erased,
-        }
-    }
-}
+/// Cumulative device counters at one instant (see [`firmware::system::Sample`]).
+pub use firmware::system::Sample as DeviceSample;
 
 /// One interval.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -5,15 +5,13 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use firmware::device::Device;
-use firmware::hil::{
-    AdminCommand, AdminResult, Controller, HostData, NvmeCommand, NvmeCompletion, Priority, Status,
-};
+use firmware::hil::{HostData, NvmeCommand, NvmeCompletion, Status};
+use firmware::system::{Front, System};
 use sim::trace::TraceWindow;
 use sim::{CoreId, Cx, Deadlock, SimDuration, SimTime, Stop};
 
 use crate::run::{HostResults, Progress, RequestRecord, RequestSink, RunError, RunOptions};
-use crate::series::{DeviceSample, Series};
+use crate::series::Series;
 use crate::workload::IoOp;
 
 /// One host I/O.
@@ -33,7 +31,7 @@ pub(crate) struct Io {
 
 /// A run in progress.
 pub(crate) struct Session {
-    pub ctl: Rc<Controller>,
+    pub front: Front,
     pub cx: Cx,
     /// When the run started (after the queues were created).
     pub start: SimTime,
@@ -53,28 +51,25 @@ impl Session {
     /// Creates the queue pairs 1..=`queues` that do not exist yet, starts the time-series
     /// sampler and, if asked, the trace. Results count from `ramp` after the start.
     pub fn open(
-        dev: &Device,
+        dev: &dyn System,
         queues: u32,
         ramp: SimDuration,
         opts: &RunOptions,
     ) -> Result<Session, RunError> {
-        let ctl = dev.controller.clone();
-        let c = ctl.clone();
-        let created = dev.platform.sim.block_on(async move {
+        let front = dev.front();
+        let c = front.clone();
+        let created = dev.sim().block_on(async move {
             for q in (1..=queues as u16).filter(|&q| !c.has_queue(q)) {
-                let r = c.admin(AdminCommand::CreateIoQueue { qid: q, priority: Priority::Medium }).await;
-                if r != AdminResult::Done {
-                    return Err((q, r));
-                }
+                c.create_queue(q).await.map_err(|r| (q, r))?;
             }
             Ok(())
         })?;
         created.map_err(|(q, r)| RunError::Queue(q, r))?;
-        let cx = dev.platform.sim.cx();
+        let cx = dev.sim().cx();
         let start = cx.now();
         let s = Session {
-            payload: ctl.payload(),
-            ctl,
+            payload: front.payload(),
+            front,
             start,
             results: RefCell::new(HostResults {
                 window_start: start + ramp,
@@ -84,12 +79,7 @@ impl Session {
             }),
             done: Cell::new(0),
             host_tasks: Cell::new(0),
-            series: RefCell::new(Series::new(
-                start,
-                DeviceSample::of(&dev.ftl),
-                opts.interval,
-                opts.max_points,
-            )),
+            series: RefCell::new(Series::new(start, dev.sample(), opts.interval, opts.max_points)),
             finished: Cell::new(false),
             sink: opts.per_request.clone(),
             traced: opts.trace.is_some(),
@@ -107,7 +97,7 @@ impl Session {
     /// in the results if it was submitted at or after `measured_from`. Returns whether it
     /// succeeded.
     pub async fn issue(&self, io: &Io, measured_from: SimTime) -> bool {
-        let lba = self.ctl.lba_bytes() as u64;
+        let lba = self.front.lba_bytes() as u64;
         let (slba, nlb) = (io.offset / lba, (io.len / lba) as u32);
         let cmd = match io.op {
             IoOp::Read => NvmeCommand::read(slba, nlb),
@@ -125,7 +115,7 @@ impl Session {
     /// its completion like [`issue`](Self::issue) and returns it.
     pub async fn issue_command(&self, io: &Io, cmd: NvmeCommand, measured_from: SimTime) -> NvmeCompletion {
         self.results.borrow_mut().issued += 1;
-        let c = self.ctl.submit(io.qid, cmd).await;
+        let c = self.front.submit(io.qid, cmd).await;
         self.done.set(self.done.get() + 1);
         let ok = c.status == Status::Success;
         let latency = c.timing.completed.since(c.timing.submitted);
@@ -182,15 +172,16 @@ impl Session {
     /// suspended where it is and carries on if the same device runs again.
     pub fn run(
         self: &Rc<Self>,
-        dev: &Device,
+        dev: &dyn System,
         total: Option<u64>,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<(), Deadlock> {
         self.start_sampler(dev);
         let slice = SimDuration::from_millis(5);
+        let sim = dev.sim();
         loop {
-            let stop = dev.platform.sim.run_until(dev.platform.sim.now() + slice)?;
-            progress(Progress { done: self.done.get(), total, now: dev.platform.sim.now() });
+            let stop = sim.run_until(sim.now() + slice)?;
+            progress(Progress { done: self.done.get(), total, now: sim.now() });
             if stop == Stop::Idle || self.host_tasks.get() == 0 {
                 return Ok(());
             }
@@ -198,8 +189,8 @@ impl Session {
     }
 
     /// Closes an interval of the series at every boundary until the run finishes.
-    pub fn start_sampler(self: &Rc<Self>, dev: &Device) {
-        let ftl = dev.ftl.clone();
+    pub fn start_sampler(self: &Rc<Self>, dev: &dyn System) {
+        let sample = dev.sampler();
         let me = self.clone();
         self.cx.spawn_daemon(CoreId::UNBOUND, "time-series sampler", async move {
             loop {
@@ -208,18 +199,18 @@ impl Session {
                 if me.finished.get() {
                     return;
                 }
-                me.series.borrow_mut().close(at, DeviceSample::of(&ftl));
+                me.series.borrow_mut().close(at, sample());
             }
         });
     }
 
     /// Ends the run: the results with the series closed and the trace, if any.
-    pub fn finish(&self, dev: &Device) -> HostResults {
+    pub fn finish(&self, dev: &dyn System) -> HostResults {
         self.finished.set(true);
         let mut results = self.results.borrow().clone();
         let mut series = self.series.borrow().clone();
         if !series.open_is_empty() {
-            series.close(dev.platform.sim.now().max(results.window_end), DeviceSample::of(&dev.ftl));
+            series.close(dev.sim().now().max(results.window_end), dev.sample());
         }
         results.series = Some(series);
         if self.traced {

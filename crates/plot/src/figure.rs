@@ -2,7 +2,7 @@
 
 use report::Report;
 
-use crate::figures::{cdf, gc, timeline, utilisation, wear};
+use crate::figures::{cdf, gc, power, timeline, utilisation, wear};
 use crate::panel::{self, Area, DrawResult};
 
 /// One figure, ready to draw: its data is taken from the report when it is built.
@@ -21,6 +21,7 @@ enum Kind {
     Gc(gc::Gc),
     Wear(wear::Wear),
     Utilisation(utilisation::Utilisation),
+    Power(power::Power),
 }
 
 /// A figure left out for lack of data.
@@ -58,6 +59,7 @@ impl Figure {
             Kind::Gc(f) => f.draw(&body),
             Kind::Wear(f) => f.draw(&body),
             Kind::Utilisation(f) => f.draw(&body),
+            Kind::Power(f) => f.draw(&body),
         }
     }
 }
@@ -88,6 +90,9 @@ pub fn figures(report: &Report) -> (Vec<Figure>, Vec<Skipped>) {
     let u = utilisation::build(report);
     let height = u.as_ref().map_or(0, |u| u.height());
     add("utilisation", "busy time per channel, die and core", height, u.map(Kind::Utilisation));
+    let p = power::build(report);
+    let height = p.as_ref().map_or(0, |p| p.height());
+    add("power", "power over time by component", height, p.map(Kind::Power));
     (out, skipped)
 }
 

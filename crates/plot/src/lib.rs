@@ -18,6 +18,7 @@
 //! | `gc`            | WAF per interval, free blocks, and GC units moved per second, over time  |
 //! | `wear`          | erase-count histogram: blocks per erase count                            |
 //! | `utilisation`   | busy % per channel, per die and per controller core                      |
+//! | `power`         | mean power per interval by component; host memory and CPU of a host FTL  |
 //!
 //! Reading them:
 //!

@@ -61,6 +61,13 @@ fn report(intervals: usize) -> Report {
         ts.free_blocks.push(400 - (i as u64 * 3).min(300));
         ts.gc_units_moved.push(if i > 10 { 50 + i as u64 } else { 0 });
         ts.erases.push(u64::from(i > 10));
+        let w = firmware::power::Energy {
+            nand: 2.0 + x / 20.0,
+            controller: 0.5,
+            link: 0.2,
+            ..Default::default()
+        };
+        ts.power_w.push(&w);
     }
     r.waf.waf = 2.1;
     r.wear = report::WearReport {
@@ -79,7 +86,7 @@ fn report(intervals: usize) -> Report {
     r
 }
 
-const NAMES: [&str; 6] = ["latency_cdf", "throughput", "latency_time", "gc", "wear", "utilisation"];
+const NAMES: [&str; 7] = ["latency_cdf", "throughput", "latency_time", "gc", "wear", "utilisation", "power"];
 
 /// Decodes the PNG and checks its size and that it is not one flat colour.
 fn check_png(path: &Path, (w, h): (u32, u32)) {
@@ -109,7 +116,7 @@ fn every_figure_is_written_as_png_and_svg() {
     let r = report(60);
     let out = plot::render(&r, dir.path()).unwrap();
     assert!(out.skipped.is_empty(), "{:?}", out.skipped);
-    assert_eq!(out.files.len(), 12);
+    assert_eq!(out.files.len(), 14);
     let (figures, _) = plot::figures(&r);
     assert_eq!(figures.iter().map(|f| f.name()).collect::<Vec<_>>(), NAMES);
     for f in &figures {
@@ -148,6 +155,7 @@ fn a_report_without_data_skips_every_figure_with_a_reason() {
             ("gc", "the report has no time series"),
             ("wear", "the erase-count histogram is empty"),
             ("utilisation", "the report has no channel, die or core utilisation"),
+            ("power", "the report has no power time series"),
         ]
     );
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
@@ -161,7 +169,7 @@ fn degenerate_and_non_finite_data_still_draw() {
     r.ops.get_mut("read").unwrap().latency_cdf_ns = vec![[0.0, 12_000.0]];
     r.wear.histogram = vec![0, 0, 0, 512];
     let out = plot::render(&r, dir.path()).unwrap();
-    assert_eq!(out.files.len(), 12, "{:?}", out.skipped);
+    assert_eq!(out.files.len(), 14, "{:?}", out.skipped);
     // NaN and infinities where a buggy producer might put them.
     let mut r = report(20);
     r.timeseries.iops[3] = f64::NAN;
@@ -171,7 +179,7 @@ fn degenerate_and_non_finite_data_still_draw() {
     r.utilisation.channels[0] = f64::NAN;
     r.ops.get_mut("write").unwrap().latency_cdf_ns.push([f64::NAN, 1.0]);
     let out = plot::render(&r, dir.path()).unwrap();
-    assert_eq!(out.files.len(), 12);
+    assert_eq!(out.files.len(), 14);
     for name in NAMES {
         svg_texts(&dir.path().join(format!("{name}.svg")));
     }

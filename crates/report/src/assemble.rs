@@ -3,10 +3,11 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use firmware::device::Device;
+use firmware::system::System;
 use host::run::HostResults;
 use host::workload::{IoOp, JobSpec};
 
+use crate::resources::{EnergyReport, HostReport};
 use crate::schema::*;
 
 /// What the report needs besides the device and the host results.
@@ -22,8 +23,8 @@ pub struct RunInfo {
 }
 
 /// The report of a finished run.
-pub fn assemble(dev: &Device, host: &HostResults, info: &RunInfo) -> Report {
-    let sim_time = dev.platform.sim.now();
+pub fn assemble(dev: &dyn System, host: &HostResults, info: &RunInfo) -> Report {
+    let sim_time = dev.sim().now();
     let window = host.window().as_secs_f64().max(1e-12);
     let mut ops = BTreeMap::new();
     let mut total = Throughput::default();
@@ -57,11 +58,11 @@ pub fn assemble(dev: &Device, host: &HostResults, info: &RunInfo) -> Report {
     total.iops = total.count as f64 / window;
     total.mb_per_s = total_bytes as f64 / window / 1e6;
 
-    let st = dev.ftl.stats();
-    let fil = dev.platform.fil.stats();
+    let totals = dev.totals();
+    let st = &totals.ftl;
+    let fil = &totals.fil;
     let elapsed = sim_time.saturating_since(sim::SimTime::ZERO);
-    let array = dev.platform.fil.array().borrow();
-    let counts: Vec<f64> = array.blocks().iter().filter(|b| !b.bad).map(|b| b.erase_count as f64).collect();
+    let counts: Vec<f64> = totals.erase_counts.iter().map(|&c| c as f64).collect();
     let n = counts.len().max(1) as f64;
     let mean = counts.iter().sum::<f64>() / n;
     let wear = WearReport {
@@ -77,14 +78,23 @@ pub fn assemble(dev: &Device, host: &HostResults, info: &RunInfo) -> Report {
             h
         },
     };
-    let (hits, misses) = dev.ftl.cache_hits();
-    let (to_device, to_host) = dev.controller.link().bytes();
+    let (hits, misses) = totals.cache;
+    let (to_device, to_host) = totals.link;
     let secs = elapsed.as_secs_f64().max(1e-12);
+    let timeseries = host.series.as_ref().map(timeseries).unwrap_or_default();
+    let energy = host.series.as_ref().map(|s| energy(s, total.count)).unwrap_or_default();
+    let host_stack = totals.host.as_ref().map(|h| HostReport {
+        cores: h.cores,
+        cpu_busy: h.busy.as_secs_f64() / (secs * h.cores.max(1) as f64),
+        memory_bytes: h.memory,
+        peak_memory_bytes: h.peak_memory,
+        memory_by_use: h.memory_by_use.iter().cloned().collect(),
+    });
     Report {
         schema: SCHEMA.to_string(),
         ssdlab_version: env!("CARGO_PKG_VERSION").to_string(),
         seed: info.seed,
-        device: dev.platform.config.resolved(),
+        device: dev.config().resolved(),
         workload: info.jobs.clone(),
         initial_state: info.initial_state.clone(),
         sim_time_ns: sim_time.as_nanos(),
@@ -106,20 +116,19 @@ pub fn assemble(dev: &Device, host: &HostResults, info: &RunInfo) -> Report {
             blocks_erased: st.blocks_erased,
             foreground_waits: st.foreground_gc_waits,
             wl_migrations: st.wl_migrations,
-            free_blocks: dev.ftl.free_blocks(),
+            free_blocks: totals.free_blocks,
         },
         wear,
         cache: CacheReport {
             data: HitRatio::new(hits, misses),
-            mapping: dev.ftl.cmt_hits().map(|(h, m)| HitRatio::new(h, m)),
-            dirty_units: dev.ftl.dirty_lines(),
+            mapping: totals.cmt.map(|(h, m)| HitRatio::new(h, m)),
+            dirty_units: totals.dirty_units,
         },
         utilisation: Utilisation {
             channels: fil.channel_utilisation(elapsed),
             dies: fil.die_utilisation(elapsed),
             cores: dev
-                .platform
-                .sim
+                .sim()
                 .core_stats()
                 .into_iter()
                 .map(|c| CoreLoad { busy: c.busy.as_secs_f64() / secs, name: c.name })
@@ -132,12 +141,17 @@ pub fn assemble(dev: &Device, host: &HostResults, info: &RunInfo) -> Report {
             by_source: fil.by_source,
             mean_read_ns: fil.read.latency.mean(),
             mean_program_ns: fil.program.latency.mean(),
+            die_programs: fil.die_ops.iter().map(|o| o[1]).collect(),
+            die_reads: fil.die_ops.iter().map(|o| o[0]).collect(),
+            die_erases: fil.die_ops.iter().map(|o| o[2]).collect(),
         },
         link: LinkReport { to_device, to_host },
-        smart: dev.controller.smart_log(),
-        timeseries: host.series.as_ref().map(timeseries).unwrap_or_default(),
+        smart: totals.smart.clone(),
+        timeseries,
         replay: host.replay.clone(),
         live: host.live.clone(),
+        energy,
+        host_stack,
     }
 }
 
@@ -187,7 +201,32 @@ fn timeseries(s: &host::series::Series) -> TimeSeriesReport {
         r.free_blocks.push(p.device.free_blocks);
         r.gc_units_moved.push(p.device.gc_units_moved.saturating_sub(prev.gc_units_moved));
         r.erases.push(p.device.erases.saturating_sub(prev.erases));
+        r.power_w.push(&(p.device.energy - prev.energy).per_second(secs));
+        if p.device.host_cores > 0 {
+            r.host_memory_mib.push(p.device.host_memory as f64 / (1 << 20) as f64);
+            let busy = p.device.host_busy_ns.saturating_sub(prev.host_busy_ns) as f64 / 1e9;
+            r.host_cpu.push(busy / (secs * p.device.host_cores as f64));
+        }
         (prev_end, prev) = (p.end, p.device);
     }
     r
+}
+
+/// Energy from the series' first sample to its last, and what it means per second and per
+/// command.
+fn energy(s: &host::series::Series, commands: u64) -> EnergyReport {
+    let Some(last) = s.points.last() else { return EnergyReport::default() };
+    let joules = last.device.energy - s.start_device.energy;
+    let secs = last.end.saturating_since(s.start).as_secs_f64().max(1e-12);
+    let mean_w = joules.per_second(secs);
+    EnergyReport {
+        joules,
+        total_j: joules.total(),
+        device_j: joules.device(),
+        host_j: joules.host(),
+        mean_w,
+        device_w: mean_w.device(),
+        host_w: mean_w.host(),
+        joules_per_io: joules.total() / commands.max(1) as f64,
+    }
 }

@@ -14,9 +14,11 @@
 
 mod assemble;
 pub mod compare;
+mod resources;
 mod schema;
 mod text;
 
 pub use assemble::{RunInfo, assemble};
+pub use resources::{EnergyReport, HostReport, PowerSeries};
 pub use schema::*;
 pub use text::{breakdown, grouped, summary};

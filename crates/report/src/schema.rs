@@ -9,6 +9,8 @@ use host::workload::JobSpec;
 use serde::{Deserialize, Serialize};
 use sim::stats::Summary;
 
+use crate::resources::{EnergyReport, HostReport, PowerSeries};
+
 /// The schema identifier written into every report.
 pub const SCHEMA: &str = "ssdlab.report/1";
 
@@ -65,6 +67,12 @@ pub struct Report {
     /// For `ssdlab serve`: pacing, recovery and connections (`null` for simulated runs).
     #[serde(default)]
     pub live: Option<host::live::LiveStats>,
+    /// Energy and mean power over the run.
+    #[serde(default)]
+    pub energy: EnergyReport,
+    /// Host CPU and memory of a host-side FTL (`null` when the FTL runs on the device).
+    #[serde(default)]
+    pub host_stack: Option<HostReport>,
 }
 
 /// IOPS and bandwidth.
@@ -131,6 +139,15 @@ pub struct TimeSeriesReport {
     pub gc_units_moved: Vec<u64>,
     /// Blocks erased in the interval.
     pub erases: Vec<u64>,
+    /// Mean power in the interval by component, watts.
+    #[serde(default)]
+    pub power_w: PowerSeries,
+    /// Host memory held by a host-side FTL at the interval's end, MiB (empty otherwise).
+    #[serde(default)]
+    pub host_memory_mib: Vec<f64>,
+    /// Busy fraction of a host-side FTL's host cores in the interval (empty otherwise).
+    #[serde(default)]
+    pub host_cpu: Vec<f64>,
 }
 
 /// Write amplification.
@@ -243,6 +260,15 @@ pub struct FlashReport {
     pub mean_read_ns: f64,
     /// Mean program latency through the FIL, ns.
     pub mean_program_ns: f64,
+    /// Page programs per die, in die order (of every array of the system, one after another).
+    #[serde(default)]
+    pub die_programs: Vec<u64>,
+    /// Page reads per die.
+    #[serde(default)]
+    pub die_reads: Vec<u64>,
+    /// Block erases per die.
+    #[serde(default)]
+    pub die_erases: Vec<u64>,
 }
 
 /// Host-link traffic.

@@ -147,6 +147,35 @@ pub fn summary(r: &Report) -> String {
         pct(mean(&r.utilisation.dies)),
         cores.join(", ")
     );
+    let e = &r.energy;
+    if e.total_j > 0.0 {
+        let parts: Vec<String> = e
+            .mean_w
+            .entries()
+            .iter()
+            .filter(|(_, w)| *w > 0.0005)
+            .map(|(n, w)| format!("{n} {w:.3}"))
+            .collect();
+        let host = if e.host_w > 0.0 { format!(", host stack {:.2} W", e.host_w) } else { String::new() };
+        let _ = write!(
+            s,
+            "\npower: device {:.2} W{host} ({} W) | energy {:.3} J, {:.1} uJ per command",
+            e.device_w,
+            parts.join(", "),
+            e.total_j,
+            e.joules_per_io * 1e6
+        );
+    }
+    if let Some(h) = &r.host_stack {
+        let _ = write!(
+            s,
+            "\nhost stack: {} cores {} busy | memory {:.1} MiB (peak {:.1} MiB)",
+            h.cores,
+            pct(h.cpu_busy),
+            h.memory_bytes as f64 / (1 << 20) as f64,
+            h.peak_memory_bytes as f64 / (1 << 20) as f64
+        );
+    }
     s
 }
 

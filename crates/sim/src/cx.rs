@@ -122,6 +122,12 @@ impl Cx {
         self.inner.request_stop();
     }
 
+    /// Statistics of every core, in the order they were added (as
+    /// [`Sim::core_stats`](crate::Sim::core_stats)).
+    pub fn core_stats(&self) -> Vec<crate::CoreStats> {
+        self.inner.core_stats()
+    }
+
     /// Charges `d` of busy time to `core` without suspending anyone (for work a model accounts
     /// for analytically, such as hardware running in parallel).
     pub fn charge(&self, core: CoreId, d: SimDuration) {

@@ -151,6 +151,10 @@ impl Inner {
     }
 
     /// The duration of `cycles` on `core`.
+    pub fn core_stats(&self) -> Vec<CoreStats> {
+        self.cores.borrow().iter().map(CoreState::stats).collect()
+    }
+
     pub fn cycles(&self, core: CoreId, cycles: u64) -> SimDuration {
         self.cores.borrow()[core.index()].cycles(cycles)
     }

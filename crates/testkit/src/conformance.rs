@@ -6,8 +6,9 @@ use std::rc::Rc;
 
 use firmware::config::DeviceConfig;
 use firmware::device::Device;
-use firmware::hil::{AdminCommand, AdminResult, Controller, HostData, NvmeCommand, Priority, Status};
+use firmware::hil::{HostData, NvmeCommand, Status};
 use firmware::platform::StoreChoice;
+use firmware::system::{Front, System};
 use rand::RngExt;
 use sim::{CoreId, SimRng};
 
@@ -88,29 +89,31 @@ struct Shared {
 }
 
 impl Conformance {
-    /// Runs the plan; the error names the seed, round and what went wrong.
+    /// Runs the plan on an SSD built from the configuration, in memory; the error names the
+    /// seed, round and what went wrong.
     pub fn run(&self) -> Result<Outcome, String> {
-        let fail = |round: u32, what: String| format!("seed {} round {round}: {what}", self.seed);
         let dev = Device::build(&self.config, &StoreChoice::Memory, self.seed).map_err(|e| e.to_string())?;
-        let ctl = dev.controller.clone();
+        self.run_on(&dev)
+    }
+
+    /// Runs the plan on `dev`, any system with a payload store whose queues are not created
+    /// yet (a bridge, a host-side FTL); `config` and `seed` only name the run.
+    pub fn run_on(&self, dev: &dyn System) -> Result<Outcome, String> {
+        let fail = |round: u32, what: String| format!("seed {} round {round}: {what}", self.seed);
+        let ctl = dev.front();
         let lbas = ctl.capacity_lbas();
-        let queues = self.plan.clients.min(self.config.host.queues).max(1);
+        let queues = self.plan.clients.min(dev.queues()).max(1);
         let c2 = ctl.clone();
         let created = dev
-            .platform
-            .sim
+            .sim()
             .block_on(async move {
-                let mut ok = true;
                 for q in 1..=queues as u16 {
-                    ok &= c2.admin(AdminCommand::CreateIoQueue { qid: q, priority: Priority::Medium }).await
-                        == AdminResult::Done;
+                    c2.create_queue(q).await?;
                 }
-                ok
+                Ok::<(), String>(())
             })
             .map_err(|d| fail(0, d.to_string()))?;
-        if !created {
-            return Err(fail(0, "creating I/O queues failed".into()));
-        }
+        created.map_err(|e| fail(0, format!("creating I/O queues failed: {e}")))?;
         let shared = Rc::new(Shared {
             shadow: RefCell::new(ShadowStore::new(lbas, ctl.lba_bytes() as usize)),
             busy: RefCell::new(vec![false; lbas as usize]),
@@ -121,7 +124,7 @@ impl Conformance {
         let span = if self.plan.span == 0 { lbas } else { self.plan.span.min(lbas) };
         let mut rng = <SimRng as rand::SeedableRng>::seed_from_u64(self.seed ^ 0x5eed);
         for round in 0..self.plan.rounds {
-            let cx = dev.platform.sim.cx();
+            let cx = dev.sim().cx();
             for c in 0..self.plan.clients {
                 let client = Client {
                     ctl: ctl.clone(),
@@ -133,25 +136,22 @@ impl Conformance {
                 };
                 cx.spawn(CoreId::UNBOUND, format!("client {c}"), client.run());
             }
-            dev.platform.sim.run().map_err(|d| fail(round, d.to_string()))?;
+            dev.sim().run().map_err(|d| fail(round, d.to_string()))?;
             if let Some(f) = shared.failure.borrow().clone() {
                 return Err(fail(round, f));
             }
-            dev.ftl.check_invariants().map_err(|e| fail(round, format!("invariant violated: {e}")))?;
+            dev.check_invariants().map_err(|e| fail(round, format!("invariant violated: {e}")))?;
         }
         if self.plan.verify_all {
             let (c, s) = (ctl.clone(), shared.clone());
-            dev.platform
-                .sim
-                .block_on(verify_all(c, s, lbas))
-                .map_err(|d| fail(self.plan.rounds, d.to_string()))?;
+            dev.sim().block_on(verify_all(c, s, lbas)).map_err(|d| fail(self.plan.rounds, d.to_string()))?;
             if let Some(f) = shared.failure.borrow().clone() {
                 return Err(fail(self.plan.rounds, format!("final read-back: {f}")));
             }
         }
-        let st = dev.ftl.stats();
-        let array = dev.platform.fil.array().borrow();
-        let counts: Vec<u32> = array.blocks().iter().filter(|b| !b.bad).map(|b| b.erase_count).collect();
+        let totals = dev.totals();
+        let st = &totals.ftl;
+        let counts = &totals.erase_counts;
         Ok(Outcome {
             commands: shared.commands.get(),
             blocks_checked: shared.checked.get(),
@@ -165,7 +165,7 @@ impl Conformance {
 }
 
 /// Reads every block back and compares it with the shadow store.
-async fn verify_all(ctl: Rc<Controller>, s: Rc<Shared>, lbas: u64) {
+async fn verify_all(ctl: Front, s: Rc<Shared>, lbas: u64) {
     let chunk = 256u64;
     let mut lba = 0;
     while lba < lbas {
@@ -189,7 +189,7 @@ async fn verify_all(ctl: Rc<Controller>, s: Rc<Shared>, lbas: u64) {
 }
 
 struct Client {
-    ctl: Rc<Controller>,
+    ctl: Front,
     shared: Rc<Shared>,
     qid: u16,
     rng: SimRng,

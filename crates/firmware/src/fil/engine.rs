@@ -432,7 +432,14 @@ impl Engine {
                 trace_txn(&sh, batch.die, batch.op, &txn);
             }
             let page_type = sh.timing.cell.page_type_index(sh.geo.page_in_block(txn.req.page));
-            sh.stats.borrow_mut().record(batch.op, txn.req.source, &txn.out.timing, bytes, page_type);
+            sh.stats.borrow_mut().record(
+                batch.die.idx(),
+                batch.op,
+                txn.req.source,
+                &txn.out.timing,
+                bytes,
+                page_type,
+            );
             sh.answer(txn, sh.cfg.used_ring_latency);
         }
     }

@@ -71,6 +71,8 @@ pub struct FilStats {
     pub die_busy_ns: Vec<u64>,
     /// Time each channel was transferring or sending commands (ns).
     pub channel_busy_ns: Vec<u64>,
+    /// Transactions completed on each die: reads, programs, erases.
+    pub die_ops: Vec<[u64; 3]>,
     /// Most transactions waiting in the FIL queues at once.
     pub max_queued: usize,
     /// When the statistics started.
@@ -89,6 +91,7 @@ impl FilStats {
             multi_plane_txns: 0,
             die_busy_ns: vec![0; dies],
             channel_busy_ns: vec![0; channels],
+            die_ops: vec![[0; 3]; dies],
             max_queued: 0,
             since: SimTime::ZERO,
         }
@@ -96,6 +99,7 @@ impl FilStats {
 
     pub(crate) fn record(
         &mut self,
+        die: usize,
         op: FlashOp,
         source: TxnSource,
         t: &TxnTiming,
@@ -110,6 +114,7 @@ impl FilStats {
             }
             FlashOp::Erase => self.erase.record(t, bytes),
         }
+        self.die_ops[die][op as usize] += 1;
         let s = match source {
             TxnSource::User => 0,
             TxnSource::Mapping => 1,

@@ -37,11 +37,25 @@ fn w1() -> u32 {
     1
 }
 
-/// The PCIe link between host and device.
+/// The physical protocol of the host link.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LinkProtocol {
+    /// PCI Express: 128b/130b encoding from Gen3 on, TLPs.
+    #[default]
+    Pcie,
+    /// Serial ATA (or SAS at the same rate): one lane, 8b/10b encoding, frames (FISes).
+    Sata,
+}
+
+/// The link between host and device: PCIe (the default) or SATA.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LinkConfig {
-    /// PCIe generation, 1 to 5. Default: 3.
+    /// Physical protocol. Default: pcie.
+    #[serde(default, skip_serializing_if = "is_pcie")]
+    pub protocol: LinkProtocol,
+    /// PCIe generation, 1 to 5; for SATA, 1 to 3 (1.5, 3 or 6 Gb/s). Default: 3.
     #[serde(default = "gen3")]
     pub generation: u32,
     /// Lanes: 1, 2, 4, 8 or 16. Default: 4.
@@ -59,6 +73,10 @@ pub struct LinkConfig {
     /// Latency of a posted MMIO write (a doorbell) or an interrupt message. Default: 400ns.
     #[serde(default = "mmio")]
     pub mmio_latency: SimDuration,
+}
+
+fn is_pcie(p: &LinkProtocol) -> bool {
+    *p == LinkProtocol::Pcie
 }
 
 fn gen3() -> u32 {
@@ -80,9 +98,17 @@ fn mmio() -> SimDuration {
     SimDuration::from_nanos(400)
 }
 
+impl LinkConfig {
+    /// Whether the link is SATA.
+    pub fn is_sata(&self) -> bool {
+        self.protocol == LinkProtocol::Sata
+    }
+}
+
 impl Default for LinkConfig {
     fn default() -> Self {
         LinkConfig {
+            protocol: LinkProtocol::Pcie,
             generation: 3,
             lanes: 4,
             max_payload: mps(),
@@ -231,6 +257,12 @@ impl HostInterfaceConfig {
         })?;
         ensure(self.coalesce_count >= 1, "coalesce_count", || "must be at least 1".into())?;
         let l = &self.link;
+        if l.is_sata() {
+            ensure((1..=3).contains(&l.generation), "link.generation", || {
+                format!("SATA generations are 1 to 3 (got {})", l.generation)
+            })?;
+            ensure(l.lanes == 1, "link.lanes", || format!("a SATA link has one lane (got {})", l.lanes))?;
+        }
         ensure((1..=5).contains(&l.generation), "link.generation", || {
             format!("must be 1 to 5 (got {})", l.generation)
         })?;

@@ -29,11 +29,12 @@ impl Link {
     /// A link as configured (validated).
     pub fn new(cfg: &LinkConfig) -> Self {
         // Per-lane payload rate after line encoding, in MB/s.
-        let lane_mbps: f64 = match cfg.generation {
-            1 => 250.0,
-            2 => 500.0,
-            3 => 8000.0 * 128.0 / 130.0 / 8.0,
-            4 => 16000.0 * 128.0 / 130.0 / 8.0,
+        let lane_mbps: f64 = match (cfg.is_sata(), cfg.generation) {
+            (true, g) => 150.0 * (1u32 << (g.clamp(1, 3) - 1)) as f64, // 1.5/3/6 Gb/s, 8b/10b
+            (false, 1) => 250.0,
+            (false, 2) => 500.0,
+            (false, 3) => 8000.0 * 128.0 / 130.0 / 8.0,
+            (false, 4) => 16000.0 * 128.0 / 130.0 / 8.0,
             _ => 32000.0 * 128.0 / 130.0 / 8.0,
         };
         let bytes_per_sec = lane_mbps * 1e6 * cfg.lanes as f64;
@@ -67,6 +68,11 @@ impl Link {
     /// Latency of a doorbell write or interrupt message.
     pub fn mmio_latency(&self) -> SimDuration {
         self.cfg.mmio_latency
+    }
+
+    /// Lanes of the link.
+    pub fn lanes(&self) -> u32 {
+        self.cfg.lanes
     }
 
     /// Payload bytes moved so far: (to device, to host).

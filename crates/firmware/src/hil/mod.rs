@@ -14,7 +14,7 @@ mod queues;
 mod smart;
 
 pub use admin::{AdminCommand, AdminResult, IdentifyController, IdentifyNamespace};
-pub use config::{Arbitration, HilCosts, HostInterfaceConfig, LinkConfig};
+pub use config::{Arbitration, HilCosts, HostInterfaceConfig, LinkConfig, LinkProtocol};
 pub use controller::Controller;
 pub use handler::{Part, split};
 pub use link::{Dir, Link};

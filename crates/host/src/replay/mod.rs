@@ -26,7 +26,7 @@ use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::rc::Rc;
 
-use firmware::device::Device;
+use firmware::system::System;
 use sim::stats::Histogram;
 use sim::sync::Notify;
 use sim::{SimDuration, SimTime};
@@ -134,15 +134,15 @@ struct Replay {
 /// Replays `spec` on `dev` and returns what the host measured, with the replay's counts in
 /// [`HostResults::replay`].
 pub fn replay(
-    dev: &Device,
+    dev: &dyn System,
     spec: &ReplaySpec,
     opts: &RunOptions,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<HostResults, RunError> {
     spec.validate().map_err(RunError::Replay)?;
     let reader = TraceReader::open(&spec.path, spec.read)?;
-    let ctl = &dev.controller;
-    let host = &dev.platform.config.host;
+    let ctl = dev.front();
+    let host = &dev.config().host;
     let lba = ctl.lba_bytes() as u64;
     let unit = (ctl.unit_bytes() as u64).max(lba);
     let map = AddressMap {
@@ -154,7 +154,7 @@ pub fn replay(
         stride: spec.volume_stride,
         align: spec.align,
     };
-    let queues = spec.queues.min(host.queues).max(1);
+    let queues = spec.queues.min(dev.queues()).max(1);
     let session = Rc::new(Session::open(dev, queues, SimDuration::ZERO, opts)?);
     let cx = session.cx.clone();
     let stats = ReplayStats::new(&spec.path, &reader, spec.mode, spec.align);

@@ -3,6 +3,7 @@
 
 pub(crate) mod cdf;
 pub(crate) mod gc;
+pub(crate) mod power;
 pub(crate) mod timeline;
 pub(crate) mod utilisation;
 pub(crate) mod wear;

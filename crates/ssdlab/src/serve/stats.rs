@@ -123,7 +123,7 @@ impl StatsOut {
         if matches!(self, StatsOut::None) {
             return;
         }
-        let sample = DeviceSample::of(&dev.ftl);
+        let sample = firmware::system::System::sample(dev);
         let lag = matches!(timing, Timing::Model { .. }).then_some(lag);
         let line = Line::of(started.elapsed().as_secs_f64(), secs, t, &sample, lag);
         let written = match self {

@@ -15,7 +15,7 @@ fn small() -> String {
 }
 
 /// Each figure and axis descriptions its SVG must hold.
-const FIGURES: [(&str, &[&str]); 6] = [
+const FIGURES: [(&str, &[&str]); 7] = [
     (
         "latency_cdf",
         &["latency (us, log scale)", "percentile: commands at or below (%)", "percentile (nines scale)"],
@@ -25,6 +25,7 @@ const FIGURES: [(&str, &[&str]); 6] = [
     ("gc", &["WAF (ratio)", "free blocks (count)", "GC moves (units/s)", "simulated time (ms)"]),
     ("wear", &["erase count (erases per block)", "blocks (count)"]),
     ("utilisation", &["channel (index)", "die (index)", "core", "busy (% of simulated time)"]),
+    ("power", &["power (W)", "simulated time (ms)"]),
 ];
 
 /// Runs `ssdlab` and returns stdout and stderr, asserting success.
@@ -86,7 +87,7 @@ fn run_with_plot_writes_every_figure_well_formed() {
         "--iodepth", "8", "--numjobs", "2", "--interval", "1ms",
         "--json", json.to_str().unwrap(), "--plot", figs.to_str().unwrap(),
     ]);
-    assert!(stderr.contains(&format!("plots: 12 files in {}", figs.display())), "{stderr}");
+    assert!(stderr.contains(&format!("plots: 14 files in {}", figs.display())), "{stderr}");
     assert!(!stderr.contains("skipped"), "{stderr}");
     check_figures(&figs);
 
@@ -95,7 +96,7 @@ fn run_with_plot_writes_every_figure_well_formed() {
     // a point by a pixel.)
     let (again, twice) = (tmp.path().join("again"), tmp.path().join("twice"));
     let (stdout, _) = run(&["plot", json.to_str().unwrap(), "--out", again.to_str().unwrap()]);
-    assert_eq!(stdout.trim(), format!("plots: 12 files in {}", again.display()));
+    assert_eq!(stdout.trim(), format!("plots: 14 files in {}", again.display()));
     run(&["plot", json.to_str().unwrap(), "--out", twice.to_str().unwrap()]);
     check_figures(&again);
     for (name, _) in FIGURES {
@@ -123,7 +124,7 @@ fn replay_with_plot_draws_the_trace_run() {
     let (_, stderr) = run(&[
         "replay", "--precondition", "none", trace.to_str().unwrap(), cfg.to_str().unwrap(), "--plot", figs.to_str().unwrap(), "--interval", "1ms",
     ]);
-    assert!(stderr.contains("plots: 12 files in"), "{stderr}");
+    assert!(stderr.contains("plots: 14 files in"), "{stderr}");
     check_png(&figs.join("throughput.png"));
     check_svg(&figs.join("latency_cdf.svg"), &["latency (us, log scale)"]);
 }
@@ -185,7 +186,7 @@ fn degenerate_runs_still_draw() {
         "run", "--precondition", "none", "pipessd", "--rw", "randrw", "--number-ios", "5", "--numjobs", "1", "--iodepth", "1",
         "--plot", figs.to_str().unwrap(),
     ]);
-    assert!(stderr.contains("plots: 12 files in"), "{stderr}");
+    assert!(stderr.contains("plots: 14 files in"), "{stderr}");
     for (name, _) in FIGURES {
         check_png(&figs.join(format!("{name}.png")));
     }

@@ -1,0 +1,56 @@
+//! Storage systems as a host sees them. A [`System`] is whatever the host drives: one SSD
+//! ([`Device`](crate::device::Device)), a bridge striping over several SSDs, or a raw flash
+//! array under a host-side FTL. Host drivers submit through its [`Front`]; reports and time
+//! series read its counters through [`Sample`] (cheap, every interval) and [`Totals`] (once).
+//!
+//! ```text
+//!   host workload drivers ──▶ Front::submit ──▶ NVMe controller │ bridge │ host-side FTL
+//!   time series sampler   ──▶ System::sample ─┐
+//!   report                ──▶ System::totals ─┴─ FTL, FIL, array, link, energy counters
+//! ```
+
+pub mod config;
+mod device;
+mod front;
+mod totals;
+
+pub use config::SystemConfig;
+pub use device::DeviceProbe;
+pub use front::{BlockFront, Front, FrontFuture};
+pub use totals::{HostUse, Sample, Totals, merge_fil};
+
+use std::rc::Rc;
+
+use sim::Sim;
+
+use crate::config::DeviceConfig;
+
+/// Reads a system's cumulative counters (see [`System::sampler`]).
+pub type Sampler = Rc<dyn Fn() -> Sample>;
+
+/// A simulated storage system, as host drivers, reports and test suites see it.
+///
+/// Implementers keep every method cheap enough to call once per time-series interval except
+/// [`totals`](System::totals), which is called once at the end of a run.
+pub trait System {
+    /// The simulation it runs in.
+    fn sim(&self) -> &Sim;
+    /// The configuration it was built from.
+    fn config(&self) -> &DeviceConfig;
+    /// Where host commands go.
+    fn front(&self) -> Front;
+    /// I/O queue pairs a host may create (1..=this).
+    fn queues(&self) -> u32;
+    /// A handle that reads the cumulative counters whenever called (a time-series sampler
+    /// keeps it in a task of its own).
+    fn sampler(&self) -> Sampler;
+    /// Cumulative counters now.
+    fn sample(&self) -> Sample {
+        (self.sampler())()
+    }
+    /// Everything the report needs, now.
+    fn totals(&self) -> Totals;
+    /// Checks the FTL's invariants (forward and reverse maps agree, valid counts match, blocks
+    /// add up); call with nothing in flight.
+    fn check_invariants(&self) -> Result<(), String>;
+}

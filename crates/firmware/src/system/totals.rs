@@ -1,0 +1,106 @@
+//! What a system reports: cheap cumulative counters for the time series ([`Sample`]) and the
+//! full statistics for the report ([`Totals`]).
+
+use sim::SimDuration;
+
+use crate::fil::{FilStats, OpStats};
+use crate::ftl::FtlStats;
+use crate::hil::SmartLog;
+use crate::power::Energy;
+
+/// Cumulative counters at one instant (one per time-series interval boundary).
+#[derive(Copy, Clone, Debug, Default, PartialEq)]
+pub struct Sample {
+    /// Mapping units the host has written.
+    pub host_units: u64,
+    /// Mapping units programmed to flash (every stream).
+    pub flash_units: u64,
+    /// Free blocks (all planes).
+    pub free_blocks: u64,
+    /// Units moved by GC and wear levelling.
+    pub gc_units_moved: u64,
+    /// Blocks erased.
+    pub erases: u64,
+    /// Energy used so far, by component.
+    pub energy: Energy,
+    /// Host memory the storage stack occupies now, bytes (0 unless the FTL runs on the host).
+    pub host_memory: u64,
+    /// Host CPU time the storage stack has used so far, summed over its host cores, ns.
+    pub host_busy_ns: u64,
+    /// Host cores the storage stack runs on (0 unless the FTL runs on the host).
+    pub host_cores: u32,
+}
+
+/// What the host side of a host-side FTL used.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct HostUse {
+    /// Host cores the storage stack runs on.
+    pub cores: u32,
+    /// Their busy time, summed.
+    pub busy: SimDuration,
+    /// Host memory occupied at the end, bytes.
+    pub memory: u64,
+    /// The most host memory occupied at once, bytes.
+    pub peak_memory: u64,
+    /// Host memory at the end by use (name, bytes).
+    pub memory_by_use: Vec<(String, u64)>,
+}
+
+/// Everything a report needs from a system at the end of a run.
+#[derive(Clone, Debug)]
+pub struct Totals {
+    /// FTL counters (summed over every FTL of the system).
+    pub ftl: FtlStats,
+    /// FIL statistics (per-die and per-channel vectors of every array, in order).
+    pub fil: FilStats,
+    /// Erase count of every good block.
+    pub erase_counts: Vec<u32>,
+    /// Data (or host buffer) cache (hits, misses).
+    pub cache: (u64, u64),
+    /// Cached mapping table (hits, misses), for DFTL.
+    pub cmt: Option<(u64, u64)>,
+    /// Mapping units written by the host and not yet on flash.
+    pub dirty_units: u64,
+    /// Free blocks.
+    pub free_blocks: u64,
+    /// Bytes over the host link: (to device, to host).
+    pub link: (u64, u64),
+    /// The SMART / health log.
+    pub smart: SmartLog,
+    /// Energy used so far.
+    pub energy: Energy,
+    /// Host resources (host-side FTLs only).
+    pub host: Option<HostUse>,
+}
+
+fn merge_op(a: &mut OpStats, b: &OpStats) {
+    a.count += b.count;
+    a.bytes += b.bytes;
+    a.latency.merge(&b.latency);
+    a.command.merge(&b.command);
+    a.ring += b.ring;
+    a.queue_wait += b.queue_wait;
+    a.channel_wait += b.channel_wait;
+    a.command_total += b.command_total;
+    a.transfer += b.transfer;
+}
+
+/// Adds `b`'s statistics to `a`'s: counts and distributions add, per-die and per-channel
+/// vectors are appended (several arrays side by side).
+pub fn merge_fil(a: &mut FilStats, b: &FilStats) {
+    merge_op(&mut a.read, &b.read);
+    merge_op(&mut a.program, &b.program);
+    merge_op(&mut a.erase, &b.erase);
+    for (x, y) in a.by_source.iter_mut().zip(b.by_source) {
+        *x += y;
+    }
+    for ((_, x), (_, y)) in a.program_by_page_type.iter_mut().zip(&b.program_by_page_type) {
+        x.merge(y);
+    }
+    a.batches += b.batches;
+    a.multi_plane_txns += b.multi_plane_txns;
+    a.die_busy_ns.extend_from_slice(&b.die_busy_ns);
+    a.channel_busy_ns.extend_from_slice(&b.channel_busy_ns);
+    a.die_ops.extend_from_slice(&b.die_ops);
+    a.max_queued = a.max_queued.max(b.max_queued);
+}
