@@ -8,7 +8,10 @@
 //! [`workload`] describes fio-like jobs (and parses fio job files); [`run`] drives them through
 //! a device's NVMe controller. [`phys`] drives the flash interface layer directly with raw page
 //! reads, programs and erases, to measure the array and the FIL before (or beneath) any FTL.
+//! [`interface`] chooses how commands reach a device: NVMe queue pairs or a legacy synchronous
+//! port.
 
+pub mod interface;
 pub mod live;
 pub mod phys;
 pub mod replay;

@@ -13,6 +13,7 @@ use sim::stats::{Histogram, LogHistogram};
 use sim::trace::{Trace, TraceWindow};
 use sim::{Deadlock, SimDuration, SimTime};
 
+use crate::interface::HostInterface;
 use crate::series::Series;
 use crate::session::{Io, Session};
 use crate::workload::{IoOp, JobError, JobSpec, JobStream, instantiate};
@@ -57,6 +58,8 @@ pub struct HostResults {
     pub replay: Option<crate::replay::ReplayStats>,
     /// What serving live did (`ssdlab serve` only; filled in by the server).
     pub live: Option<crate::live::LiveStats>,
+    /// How the host reached the device.
+    pub interface: HostInterface,
 }
 
 /// How to run, beyond the jobs.
@@ -70,6 +73,9 @@ pub struct RunOptions {
     pub per_request: Option<Rc<RefCell<dyn RequestSink>>>,
     /// Record an event trace; `from` and `until` count from the start of the run.
     pub trace: Option<TraceWindow>,
+    /// NVMe queue pairs, or the legacy synchronous path (one command per worker through one
+    /// shared port).
+    pub interface: HostInterface,
 }
 
 impl Default for RunOptions {
@@ -79,6 +85,7 @@ impl Default for RunOptions {
             max_points: 1000,
             per_request: None,
             trace: None,
+            interface: HostInterface::Nvme,
         }
     }
 }
@@ -211,7 +218,9 @@ pub fn run_jobs_with(
     let front = dev.front();
     let capacity = front.capacity_lbas() * front.lba_bytes() as u64;
     let instances = instantiate(jobs, capacity, front.lba_bytes(), seed)?;
-    let queues = (instances.len() as u32).min(dev.queues()).max(1);
+    // Legacy: every worker through one port, one command each.
+    let legacy = opts.interface.is_legacy();
+    let queues = if legacy { 1 } else { (instances.len() as u32).min(dev.queues()).max(1) };
     let ramp = instances.iter().map(|i| i.stream.spec().ramp_time).max().unwrap_or_default();
     let session = Rc::new(Session::open(dev, queues, ramp, opts)?);
     let start = session.start;
@@ -231,7 +240,8 @@ pub fn run_jobs_with(
             ramp_end: start + spec.ramp_time,
             session: session.clone(),
         });
-        for slot in 0..spec.iodepth {
+        let depth = if legacy { 1 } else { spec.iodepth };
+        for slot in 0..depth {
             let c = clone.clone();
             session.spawn_host(format!("{} clone {} slot {slot}", spec.name, inst.clone), async move {
                 c.run().await

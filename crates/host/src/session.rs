@@ -10,6 +10,7 @@ use firmware::system::{Front, System};
 use sim::trace::TraceWindow;
 use sim::{CoreId, Cx, Deadlock, SimDuration, SimTime, Stop};
 
+use crate::interface::Port;
 use crate::run::{HostResults, Progress, RequestRecord, RequestSink, RunError, RunOptions};
 use crate::series::Series;
 use crate::workload::IoOp;
@@ -45,6 +46,8 @@ pub(crate) struct Session {
     sink: Option<Rc<RefCell<dyn RequestSink>>>,
     traced: bool,
     payload: bool,
+    /// The legacy command port all workers share (`None` under NVMe).
+    port: Option<Port>,
 }
 
 impl Session {
@@ -75,6 +78,7 @@ impl Session {
                 window_start: start + ramp,
                 window_end: start + ramp,
                 queues,
+                interface: opts.interface,
                 ..HostResults::default()
             }),
             done: Cell::new(0),
@@ -83,6 +87,7 @@ impl Session {
             finished: Cell::new(false),
             sink: opts.per_request.clone(),
             traced: opts.trace.is_some(),
+            port: opts.interface.port_slots().map(|n| Port::new(&cx, n)),
             cx: cx.clone(),
         };
         if let Some(w) = opts.trace {
@@ -115,7 +120,17 @@ impl Session {
     /// its completion like [`issue`](Self::issue) and returns it.
     pub async fn issue_command(&self, io: &Io, cmd: NvmeCommand, measured_from: SimTime) -> NvmeCompletion {
         self.results.borrow_mut().issued += 1;
-        let c = self.front.submit(io.qid, cmd).await;
+        let issued = self.cx.now();
+        if let Some(port) = &self.port {
+            port.acquire().await;
+        }
+        let mut c = self.front.submit(io.qid, cmd).await;
+        if let Some(port) = &self.port {
+            port.release();
+            // The wait for the port is host queueing, part of what the application sees.
+            c.phases.queue_wait += c.timing.submitted.saturating_since(issued);
+            c.timing.submitted = issued;
+        }
         self.done.set(self.done.get() + 1);
         let ok = c.status == Status::Success;
         let latency = c.timing.completed.since(c.timing.submitted);

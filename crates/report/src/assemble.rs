@@ -151,6 +151,7 @@ pub fn assemble(dev: &dyn System, host: &HostResults, info: &RunInfo) -> Report 
         replay: host.replay.clone(),
         live: host.live.clone(),
         energy,
+        host_interface: host.interface.name().to_string(),
         host_stack,
     }
 }

@@ -70,9 +70,16 @@ pub struct Report {
     /// Energy and mean power over the run.
     #[serde(default)]
     pub energy: EnergyReport,
+    /// How the host reached the device: `nvme`, `legacy` or `legacy-ncq`.
+    #[serde(default = "nvme")]
+    pub host_interface: String,
     /// Host CPU and memory of a host-side FTL (`null` when the FTL runs on the device).
     #[serde(default)]
     pub host_stack: Option<HostReport>,
+}
+
+fn nvme() -> String {
+    "nvme".into()
 }
 
 /// IOPS and bandwidth.

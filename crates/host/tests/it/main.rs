@@ -1,4 +1,5 @@
 //! Integration tests of the host crate.
 
+mod interface;
 mod live;
 mod phys_bounds;

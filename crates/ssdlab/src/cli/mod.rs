@@ -266,9 +266,15 @@ pub struct OutputArgs {
     #[arg(long, value_name = "DURATION", requires = "trace_events")]
     pub trace_until: Option<sim::SimDuration>,
     /// Draw the figures (latency CDF, throughput and latency over time, WAF, free blocks and
-    /// GC, erase counts, utilisation) into this directory as PNG and SVG (created if missing).
+    /// GC, erase counts, utilisation, power) into this directory as PNG and SVG (created if
+    /// missing).
     #[arg(long, value_name = "DIR")]
     pub plot: Option<PathBuf>,
+    /// How the host reaches the device: nvme (each job clone on its own queue pair, --iodepth
+    /// in flight), legacy (AHCI/SATA-like: one command per worker, one shared port holding
+    /// one command) or legacy-ncq (the port holds 32).
+    #[arg(long, value_name = "KIND", default_value = "nvme")]
+    pub interface: host::interface::HostInterface,
 }
 
 impl Default for OutputArgs {
@@ -282,6 +288,7 @@ impl Default for OutputArgs {
             trace_from: None,
             trace_until: None,
             plot: None,
+            interface: host::interface::HostInterface::Nvme,
         }
     }
 }

@@ -118,6 +118,7 @@ pub(crate) fn measure(
         interval: out.interval,
         per_request: csv.clone().map(|c| c as Rc<RefCell<dyn RequestSink>>),
         trace,
+        interface: out.interface,
         ..RunOptions::default()
     };
     let mut bar = Progress::new("commands");
