@@ -29,7 +29,17 @@ impl Device {
     /// Builds the device `cfg` (validated) describes. An existing NAND image is mounted as
     /// after a crash: the mapping is rebuilt from the pages' OOB.
     pub fn build(cfg: &DeviceConfig, store: &StoreChoice, seed: u64) -> Result<Device, ImageError> {
-        let p = Platform::build(cfg, store, seed)?;
+        Device::build_in(&Rc::new(sim::Sim::new(seed)), cfg, store)
+    }
+
+    /// [`build`](Self::build) in an existing simulation (several devices in one, as behind a
+    /// bridge): its cores and tasks join `sim`.
+    pub fn build_in(
+        sim: &Rc<sim::Sim>,
+        cfg: &DeviceConfig,
+        store: &StoreChoice,
+    ) -> Result<Device, ImageError> {
+        let p = Platform::build_in(sim, cfg, store)?;
         let mount = match store {
             StoreChoice::Image { create: false, .. } => Some(Mount::Recover),
             _ => None,
@@ -50,7 +60,17 @@ impl Device {
         seed: u64,
         how: Mount<'_>,
     ) -> Result<(Device, MountReport), String> {
-        let p = Platform::over(cfg, array, seed);
+        Device::mount_in(&Rc::new(sim::Sim::new(seed)), cfg, array, how)
+    }
+
+    /// [`mount`](Self::mount) in an existing simulation.
+    pub fn mount_in(
+        sim: &Rc<sim::Sim>,
+        cfg: &DeviceConfig,
+        array: FlashArray,
+        how: Mount<'_>,
+    ) -> Result<(Device, MountReport), String> {
+        let p = Platform::over_in(sim, cfg, array);
         let (dev, report) = Device::on(p, Some(how))?;
         Ok((dev, report.expect("mounted")))
     }
@@ -60,10 +80,19 @@ impl Device {
     /// otherwise recovers from the OOB as after a crash; the report says which and how long it
     /// took (wall clock).
     pub fn open_image(cfg: &DeviceConfig, path: &Path, seed: u64) -> Result<(Device, Opened), ImageError> {
+        Device::open_image_in(&Rc::new(sim::Sim::new(seed)), cfg, path)
+    }
+
+    /// [`open_image`](Self::open_image) in an existing simulation.
+    pub fn open_image_in(
+        sim: &Rc<sim::Sim>,
+        cfg: &DeviceConfig,
+        path: &Path,
+    ) -> Result<(Device, Opened), ImageError> {
         let started = Instant::now();
         if !path.exists() {
             let dev =
-                Device::build(cfg, &StoreChoice::Image { path: path.to_path_buf(), create: true }, seed)?;
+                Device::build_in(sim, cfg, &StoreChoice::Image { path: path.to_path_buf(), create: true })?;
             return Ok((
                 dev,
                 Opened { how: OpenedAs::Created, mount: MountReport::default(), wall: started.elapsed() },
@@ -81,7 +110,7 @@ impl Device {
             Some(h) => Mount::Clean(h),
             None => Mount::Recover,
         };
-        let (dev, report) = Device::mount(cfg, array, seed, mount).map_err(invalid)?;
+        let (dev, report) = Device::mount_in(sim, cfg, array, mount).map_err(invalid)?;
         Ok((dev, Opened { how, mount: report, wall: started.elapsed() }))
     }
 

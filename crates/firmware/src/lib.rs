@@ -12,6 +12,7 @@
 //! architecture ([`arch`]) into a [`device::Device`]. [`snapshot`] saves an aged device.
 
 pub mod arch;
+pub mod bridge;
 pub mod checkpoint;
 pub mod config;
 pub mod device;

@@ -30,8 +30,8 @@ pub enum StoreChoice {
 
 /// A device under simulation: the executor, the cores and the FIL over the flash array.
 pub struct Platform {
-    /// The simulation.
-    pub sim: Sim,
+    /// The simulation (shared when several devices run in one, as behind a bridge).
+    pub sim: Rc<Sim>,
     /// The controller cores, in configuration order.
     pub cores: Vec<CoreId>,
     /// The flash interface layer.
@@ -43,6 +43,11 @@ pub struct Platform {
 impl Platform {
     /// Builds a device from a validated configuration.
     pub fn build(cfg: &DeviceConfig, store: &StoreChoice, seed: u64) -> Result<Platform, ImageError> {
+        Platform::build_in(&Rc::new(Sim::new(seed)), cfg, store)
+    }
+
+    /// [`build`](Self::build) in an existing simulation (its cores are added to it).
+    pub fn build_in(sim: &Rc<Sim>, cfg: &DeviceConfig, store: &StoreChoice) -> Result<Platform, ImageError> {
         let geo = cfg.geometry.clone();
         let array = match store {
             StoreChoice::Metadata => FlashArray::new(geo.clone(), boxed(MetaStore::new(&geo))),
@@ -53,13 +58,18 @@ impl Platform {
             ),
             StoreChoice::Image { path, create: false } => ImageStore::open(path, &geo)?.into_array(geo),
         };
-        Ok(Platform::over(cfg, array, seed))
+        Ok(Platform::over_in(sim, cfg, array))
     }
 
     /// The platform for `cfg` (validated) over an existing array of its geometry.
     pub fn over(cfg: &DeviceConfig, array: FlashArray, seed: u64) -> Platform {
+        Platform::over_in(&Rc::new(Sim::new(seed)), cfg, array)
+    }
+
+    /// [`over`](Self::over) in an existing simulation.
+    pub fn over_in(sim: &Rc<Sim>, cfg: &DeviceConfig, array: FlashArray) -> Platform {
         assert_eq!(array.geometry(), &cfg.geometry, "the array was made for another geometry");
-        let sim = Sim::new(seed);
+        let sim = sim.clone();
         let cores: Vec<CoreId> = cfg.controller.cores.iter().map(|c| sim.add_core(c.clone())).collect();
         let fil = Fil::start(
             &sim.cx(),

@@ -10,12 +10,9 @@
 //!                worker 2 ──1──┴─▶ port (1 or 32 slots; the rest wait in the host) ─▶ device
 //! ```
 
-use std::cell::Cell;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
-use sim::Cx;
-use sim::sync::Notify;
 
 /// The host interface of a run.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -68,34 +65,6 @@ impl FromStr for HostInterface {
     }
 }
 
-/// A legacy command port: at most `slots` commands at the device, the rest waiting in the host
-/// in FIFO order.
-pub(crate) struct Port {
-    slots: u32,
-    busy: Cell<u32>,
-    free: Notify,
-}
-
-impl Port {
-    pub fn new(cx: &Cx, slots: u32) -> Port {
-        Port { slots, busy: Cell::new(0), free: Notify::new(cx, "legacy port slot") }
-    }
-
-    /// Waits for a slot of the port and takes it (first come, first served).
-    pub async fn acquire(&self) {
-        if self.busy.get() < self.slots && self.free.waiters() == 0 {
-            self.busy.set(self.busy.get() + 1);
-            return;
-        }
-        self.free.notified().await; // the releaser hands its slot over
-    }
-
-    /// Gives a slot back: to the longest waiter, if any.
-    pub fn release(&self) {
-        if self.free.waiters() > 0 {
-            self.free.notify_one();
-        } else {
-            self.busy.set(self.busy.get() - 1);
-        }
-    }
-}
+/// A legacy command port: at most as many commands at the device as it has slots, the rest
+/// waiting in the host in FIFO order.
+pub(crate) type Port = firmware::system::Slots;

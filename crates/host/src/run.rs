@@ -229,6 +229,7 @@ pub fn run_jobs_with(
         .map(|i| if i.stream.spec().time_based { None } else { i.stream.spec().number_ios })
         .sum();
     session.results.borrow_mut().clones = instances.len() as u32;
+    let host_cores = dev.host_cores();
     for (i, inst) in instances.into_iter().enumerate() {
         let spec = inst.stream.spec().clone();
         let clone = Rc::new(Clone_ {
@@ -243,7 +244,8 @@ pub fn run_jobs_with(
         let depth = if legacy { 1 } else { spec.iodepth };
         for slot in 0..depth {
             let c = clone.clone();
-            session.spawn_host(format!("{} clone {} slot {slot}", spec.name, inst.clone), async move {
+            let core = Session::worker_core(&host_cores, i);
+            session.spawn_host(core, format!("{} clone {} slot {slot}", spec.name, inst.clone), async move {
                 c.run().await
             });
         }

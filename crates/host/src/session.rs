@@ -87,7 +87,7 @@ impl Session {
             finished: Cell::new(false),
             sink: opts.per_request.clone(),
             traced: opts.trace.is_some(),
-            port: opts.interface.port_slots().map(|n| Port::new(&cx, n)),
+            port: opts.interface.port_slots().map(|n| Port::new(&cx, "legacy port slot", n)),
             cx: cx.clone(),
         };
         if let Some(w) = opts.trace {
@@ -158,22 +158,29 @@ impl Session {
         c
     }
 
-    /// Spawns a host task (a job slot, a replay worker): [`run`](Self::run) ends when the last
-    /// one has finished.
+    /// Spawns a host task (a job slot, a replay worker) on `core` (a host core of the system,
+    /// or [`CoreId::UNBOUND`] where the host is not modelled): [`run`](Self::run) ends when the
+    /// last one has finished.
     pub fn spawn_host(
         self: &Rc<Self>,
+        core: CoreId,
         name: impl Into<sim::Label>,
         task: impl std::future::Future<Output = ()> + 'static,
     ) {
         self.host_tasks.set(self.host_tasks.get() + 1);
         let me = self.clone();
-        self.cx.spawn(CoreId::UNBOUND, name, async move {
+        self.cx.spawn(core, name, async move {
             task.await;
             me.host_tasks.set(me.host_tasks.get() - 1);
             if me.host_tasks.get() == 0 {
                 me.cx.stop();
             }
         });
+    }
+
+    /// The core host worker `i` runs on: the system's host cores in turn, or none.
+    pub fn worker_core(cores: &[CoreId], i: usize) -> CoreId {
+        if cores.is_empty() { CoreId::UNBOUND } else { cores[i % cores.len()] }
     }
 
     /// Runs the simulation until every host task has finished (the moment the last command

@@ -8,21 +8,23 @@
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
-use std::time::Instant;
 
 use firmware::config::DeviceConfig;
 use firmware::device::Device;
 use firmware::ftl::Precondition;
 use firmware::platform::StoreChoice;
 use firmware::snapshot::{Snapshot, SnapshotError};
-use host::replay::{ReplaySpec, replay};
-use host::run::{Progress, RequestRecord, RequestSink, RunError, RunOptions, run_jobs_with};
+use host::replay::ReplaySpec;
+use host::run::{Progress, RequestRecord, RequestSink, RunError, RunOptions};
 use host::workload::JobSpec;
-use report::{Report, RunInfo, assemble};
+use report::Report;
 use sim::trace::Trace;
 
 pub mod perfetto;
+mod rig;
 pub mod serve;
+
+pub use rig::{Built, Rig, measure_system, prepare_rig, replay_system};
 
 /// Where a run starts from.
 pub enum Start {
@@ -101,16 +103,7 @@ pub fn measure_traced(
     opts: &RunOptions,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<(Report, Option<Trace>), SimulateError> {
-    let started = Instant::now();
-    let mut host = run_jobs_with(&p.device, jobs, seed, opts, progress)?;
-    let trace = host.trace.take();
-    let info = RunInfo {
-        seed,
-        jobs: jobs.to_vec(),
-        initial_state: p.initial_state.clone(),
-        wall: started.elapsed(),
-    };
-    Ok((assemble(&p.device, &host, &info), trace))
+    measure_system(&p.device, &p.initial_state, jobs, seed, opts, progress)
 }
 
 /// Replays a trace on a prepared device and returns the report and the event trace, if
@@ -122,12 +115,7 @@ pub fn measure_replay(
     opts: &RunOptions,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<(Report, Option<Trace>), SimulateError> {
-    let started = Instant::now();
-    let mut host = replay(&p.device, spec, opts, progress)?;
-    let trace = host.trace.take();
-    let info =
-        RunInfo { seed, jobs: Vec::new(), initial_state: p.initial_state.clone(), wall: started.elapsed() };
-    Ok((assemble(&p.device, &host, &info), trace))
+    replay_system(&p.device, &p.initial_state, spec, seed, opts, progress)
 }
 
 /// Builds a fresh device, runs `jobs` on it and returns the report.

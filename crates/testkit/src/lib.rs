@@ -12,11 +12,14 @@
 //! — with nothing in flight — checks the FTL's invariants. A failure names the seed, so that
 //! the run can be repeated exactly.
 //!
+//! [`crash`] runs crash cycles against any system over NAND images with that oracle.
+//!
 //! [`durability`] is the crash oracle: which versions of each block a crash may leave behind
 //! under volatile write-cache semantics (flushed and FUA writes survive, nothing foreign ever
 //! appears).
 
 mod conformance;
+pub mod crash;
 pub mod durability;
 mod shadow;
 

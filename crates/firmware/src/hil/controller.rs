@@ -92,6 +92,11 @@ impl Controller {
         self.lba_bytes
     }
 
+    /// Largest data transfer of one command, bytes.
+    pub fn max_transfer(&self) -> u64 {
+        self.cfg.max_transfer.bytes()
+    }
+
     /// Mapping unit size in bytes.
     pub fn unit_bytes(&self) -> u32 {
         self.unit_bytes

@@ -3,6 +3,8 @@
 use serde::{Deserialize, Serialize};
 use sim::config::ConfigError;
 
+use crate::bridge::BridgeConfig;
+
 /// The kind of storage system. Default: one SSD.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
@@ -11,6 +13,9 @@ pub enum SystemConfig {
     /// configuration describes it.
     #[default]
     Ssd,
+    /// A PCIe-to-SAS/SATA bridge striping over several SSDs, each as the rest of the
+    /// configuration describes (BSSD).
+    Bridge(BridgeConfig),
 }
 
 impl SystemConfig {
@@ -19,8 +24,19 @@ impl SystemConfig {
         matches!(self, SystemConfig::Ssd)
     }
 
-    /// Checks the section; the error names the first bad field.
-    pub fn validate(&self) -> Result<(), ConfigError> {
-        Ok(())
+    /// The kind's name (`ssd`, `bridge`, `host-ftl`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            SystemConfig::Ssd => "ssd",
+            SystemConfig::Bridge(_) => "bridge",
+        }
+    }
+
+    /// Checks the section against the SSD's mapping unit; the error names the first bad field.
+    pub fn validate(&self, unit_bytes: u64) -> Result<(), ConfigError> {
+        match self {
+            SystemConfig::Ssd => Ok(()),
+            SystemConfig::Bridge(b) => b.validate(unit_bytes),
+        }
     }
 }

@@ -129,6 +129,10 @@ impl System for Device {
         DeviceProbe::of(self).totals()
     }
 
+    fn checkpoint(&self) -> Result<(), String> {
+        Device::checkpoint(self)
+    }
+
     fn check_invariants(&self) -> Result<(), String> {
         self.ftl.check_invariants()
     }

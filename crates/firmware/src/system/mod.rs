@@ -12,12 +12,18 @@
 pub mod config;
 mod device;
 mod front;
+mod host;
+mod memory;
+mod slots;
 mod totals;
 
 pub use config::SystemConfig;
 pub use device::DeviceProbe;
 pub use front::{BlockFront, Front, FrontFuture};
-pub use totals::{HostUse, Sample, Totals, merge_fil};
+pub use host::{HostStack, HostStackConfig};
+pub use memory::MemoryMeter;
+pub use slots::Slots;
+pub use totals::{HostUse, Sample, Totals, merge_fil, merge_ftl};
 
 use std::rc::Rc;
 
@@ -50,6 +56,16 @@ pub trait System {
     }
     /// Everything the report needs, now.
     fn totals(&self) -> Totals;
+    /// The host cores the storage stack's threads run on (host workers are spread over them);
+    /// empty when the host is not modelled (an SSD's host tasks use no core).
+    fn host_cores(&self) -> Vec<sim::CoreId> {
+        Vec::new()
+    }
+    /// Shuts down cleanly: brings the system to rest and checkpoints its state into its NAND
+    /// images, so that reopening them mounts exactly. Systems without images say why not.
+    fn checkpoint(&self) -> Result<(), String> {
+        Err("this system cannot checkpoint".into())
+    }
     /// Checks the FTL's invariants (forward and reverse maps agree, valid counts match, blocks
     /// add up); call with nothing in flight.
     fn check_invariants(&self) -> Result<(), String>;

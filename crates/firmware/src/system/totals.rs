@@ -73,6 +73,25 @@ pub struct Totals {
     pub host: Option<HostUse>,
 }
 
+/// Adds `b`'s FTL counters to `a`'s (several FTLs side by side).
+pub fn merge_ftl(a: &mut FtlStats, b: &FtlStats) {
+    a.host_units_written += b.host_units_written;
+    a.host_units_read += b.host_units_read;
+    a.host_units_trimmed += b.host_units_trimmed;
+    for i in 0..3 {
+        a.pages_programmed[i] += b.pages_programmed[i];
+        a.units_programmed[i] += b.units_programmed[i];
+    }
+    a.rmw_reads += b.rmw_reads;
+    a.gc_invocations += b.gc_invocations;
+    a.gc_units_moved += b.gc_units_moved;
+    a.blocks_erased += b.blocks_erased;
+    a.wl_migrations += b.wl_migrations;
+    a.foreground_gc_waits += b.foreground_gc_waits;
+    a.cache_full_waits += b.cache_full_waits;
+    a.uncorrectable_reads += b.uncorrectable_reads;
+}
+
 fn merge_op(a: &mut OpStats, b: &OpStats) {
     a.count += b.count;
     a.bytes += b.bytes;

@@ -1,5 +1,6 @@
 //! Integration tests of the firmware crate.
 
+mod bridge;
 mod conformance;
 mod conformance_long;
 mod fil_timing;

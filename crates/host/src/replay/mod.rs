@@ -129,6 +129,8 @@ struct Replay {
     outstanding: Cell<u32>,
     room: Notify,
     issued: Cell<u64>,
+    /// The system's host cores (commands and workers are spread over them).
+    host_cores: Vec<sim::CoreId>,
 }
 
 /// Replays `spec` on `dev` and returns what the host measured, with the replay's counts in
@@ -170,16 +172,22 @@ pub fn replay(
         outstanding: Cell::new(0),
         room: Notify::new(&cx, "replay: room for a command"),
         issued: Cell::new(0),
+        host_cores: dev.host_cores(),
     });
     match spec.mode {
         ReplayMode::Timed { speed } => {
             let r2 = r.clone();
-            session.spawn_host("replay dispatcher", async move { r2.dispatch(speed).await });
+            session.spawn_host(
+                sim::CoreId::UNBOUND,
+                "replay dispatcher",
+                async move { r2.dispatch(speed).await },
+            );
         }
         ReplayMode::ClosedLoop { depth } => {
             for w in 0..depth {
                 let r2 = r.clone();
-                session.spawn_host(format!("replay worker {w}"), async move { r2.work(w).await });
+                let core = Session::worker_core(&r.host_cores, w as usize);
+                session.spawn_host(core, format!("replay worker {w}"), async move { r2.work(w).await });
             }
         }
     }
@@ -270,7 +278,8 @@ impl Replay {
                 self.outstanding.set(self.outstanding.get() + 1);
                 let io = self.io(op, offset, len);
                 let me = self.clone();
-                self.session.spawn_host("replay command", async move {
+                let core = Session::worker_core(&self.host_cores, self.issued.get() as usize);
+                self.session.spawn_host(core, "replay command", async move {
                     me.session.issue(&io, SimTime::ZERO).await;
                     me.outstanding.set(me.outstanding.get() - 1);
                     me.room.notify_one();

@@ -14,6 +14,13 @@ use crate::device;
 
 pub fn run(a: AgeArgs) -> Result<()> {
     let cfg = device::load(a.device.as_deref())?;
+    if !cfg.system.is_ssd() {
+        return Err(anyhow!(
+            "{}: ssdlab age saves single SSDs; this device is a {}",
+            cfg.name,
+            cfg.system.kind()
+        ));
+    }
     let simulate = any_job_flag(&a.jobs);
     let kind = match (a.precondition, simulate) {
         (Some(k), _) => Some(k),
@@ -22,12 +29,19 @@ pub fn run(a: AgeArgs) -> Result<()> {
     };
     let started = Instant::now();
     let start = kind.map_or(Start::Fresh, Start::Precondition);
-    let prepared = prepare(&cfg, &StoreChoice::Metadata, a.seed, start)?;
+    let rig = prepare(&cfg, &StoreChoice::Metadata, a.seed, start)?;
+    let ssdlab::Built::Ssd(prepared) = &rig.built else { unreachable!("checked above") };
     let mut aged: Vec<String> =
         kind.map(|k| format!("{} (fast path)", ssdlab::describe(k))).into_iter().collect();
     if simulate {
         let jobs = jobs(&a.jobs)?;
-        let report = measure(&prepared, &Workload::Jobs(jobs.clone()), a.seed, &OutputArgs::default())?;
+        let report = measure(
+            &prepared.device,
+            &prepared.initial_state,
+            &Workload::Jobs(jobs.clone()),
+            a.seed,
+            &OutputArgs::default(),
+        )?;
         println!("{}", report::summary(&report));
         aged.push(format!("simulated {} commands ({})", report.total.count, job_summary(&jobs)));
     }

@@ -8,6 +8,7 @@ use anyhow::{Context, Result, bail};
 use firmware::config::DeviceConfig;
 use firmware::platform::StoreChoice;
 use firmware::snapshot::{Snapshot, check_config};
+use firmware::system::System;
 use host::replay::ReplaySpec;
 use host::run::{RequestSink, RunOptions};
 use host::workload::{JobSpec, parse_job_file};
@@ -69,8 +70,8 @@ pub(crate) fn execute(
     };
     cfg.ftl.bypass |= ftl_bypass;
     let store = device::store(common)?;
-    let prepared = prepare(&cfg, &store, common.seed, start)?;
-    let report = measure(&prepared, workload, common.seed, output)?;
+    let rig = prepare(&cfg, &store, common.seed, start)?;
+    let report = measure(rig.system(), &rig.initial_state, workload, common.seed, output)?;
     if let Some(path) = &common.json {
         super::write_json(path, &report)?;
     }
@@ -86,7 +87,8 @@ pub(crate) fn execute(
 
 /// Runs the workload with a progress bar and the outputs asked for.
 pub(crate) fn measure(
-    prepared: &ssdlab::Prepared,
+    sys: &dyn System,
+    initial_state: &str,
     workload: &Workload,
     seed: u64,
     out: &OutputArgs,
@@ -128,15 +130,15 @@ pub(crate) fn measure(
         }
     };
     let (report, events) = match workload {
-        Workload::Jobs(jobs) => ssdlab::measure_traced(prepared, jobs, seed, &opts, &mut progress)?,
-        Workload::Trace(spec) => ssdlab::measure_replay(prepared, spec, seed, &opts, &mut progress)?,
+        Workload::Jobs(jobs) => ssdlab::measure_system(sys, initial_state, jobs, seed, &opts, &mut progress)?,
+        Workload::Trace(spec) => ssdlab::replay_system(sys, initial_state, spec, seed, &opts, &mut progress)?,
     };
     bar.finish();
     if let (Some(csv), Some(path)) = (csv, &out.per_request) {
         csv.borrow_mut().finish().with_context(|| format!("writing {}", path.display()))?;
     }
     if let (Some(events), Some(path)) = (events, &out.trace_events) {
-        write_trace(&events, &prepared.device.platform.config, path)?;
+        write_trace(&events, sys.config(), path)?;
     }
     Ok(report)
 }
@@ -162,17 +164,17 @@ fn write_trace(events: &Trace, cfg: &DeviceConfig, path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Builds the device in its starting state, with a progress bar while it ages.
+/// Builds the system in its starting state, with a progress bar while it ages.
 pub(crate) fn prepare(
     cfg: &DeviceConfig,
     store: &StoreChoice,
     seed: u64,
     start: Start,
-) -> Result<ssdlab::Prepared> {
+) -> Result<ssdlab::Rig> {
     let mut bar = Progress::new("units aged");
-    let prepared = ssdlab::prepare(cfg, store, seed, start, &mut |done, total| bar.update(done, total))?;
+    let rig = ssdlab::prepare_rig(cfg, store, seed, start, &mut |done, total| bar.update(done, total))?;
     bar.finish();
-    Ok(prepared)
+    Ok(rig)
 }
 
 /// The configuration and start for `--state`: the snapshot's own configuration, or the named
