@@ -157,7 +157,7 @@ impl DeviceConfig {
         self.fil.validate().map_err(|e| e.within("fil"))?;
         self.ecc.validate(self.geometry.page_bytes()).map_err(|e| e.within("ecc"))?;
         self.power.validate().map_err(|e| e.within("power"))?;
-        self.system.validate(self.geometry.mapping_unit.bytes()).map_err(|e| e.within("system"))?;
+        self.system.validate(&self.geometry).map_err(|e| e.within("system"))?;
         Ok(())
     }
 

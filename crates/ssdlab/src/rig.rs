@@ -8,6 +8,7 @@ use firmware::system::{System, SystemConfig};
 use host::replay::{ReplaySpec, replay};
 use host::run::{Progress, RunOptions, run_jobs_with};
 use host::workload::JobSpec;
+use hostftl::HostFtlSystem;
 use report::{Report, RunInfo, assemble};
 use sim::trace::Trace;
 
@@ -19,6 +20,8 @@ pub enum Built {
     Ssd(Box<Prepared>),
     /// A bridge over several SSDs.
     Bridge(Box<BridgeSystem>),
+    /// A raw flash array under a host-side FTL.
+    HostFtl(Box<HostFtlSystem>),
 }
 
 /// A system in its starting state.
@@ -35,6 +38,7 @@ impl Rig {
         match &self.built {
             Built::Ssd(p) => &p.device,
             Built::Bridge(b) => &**b,
+            Built::HostFtl(h) => &**h,
         }
     }
 }
@@ -77,6 +81,21 @@ pub fn prepare_rig(
                 }
             };
             Ok(Rig { built: Built::Bridge(Box::new(sys)), initial_state })
+        }
+        SystemConfig::HostFtl(_) => {
+            let initial_state = match start {
+                Start::Fresh => "fresh".to_string(),
+                _ => {
+                    return Err(SimulateError::Mount(
+                        "a host-side FTL starts fresh (--precondition none); age it with a simulated workload".into(),
+                    ));
+                }
+            };
+            let sys = HostFtlSystem::build(cfg, store, seed).map_err(|e| match e {
+                hostftl::BuildError::Image(e) => SimulateError::Image(e),
+                hostftl::BuildError::Mount(m) => SimulateError::Mount(m),
+            })?;
+            Ok(Rig { built: Built::HostFtl(Box::new(sys)), initial_state })
         }
     }
 }

@@ -2,7 +2,7 @@
 //! bridge's queue, converted, striped over the SSDs (each on its SAS/SATA link, one queue of
 //! its own), gathered and completed.
 
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::rc::Rc;
 
 use sim::Cx;
@@ -12,7 +12,7 @@ use crate::bridge::stripe::{Layout, Piece};
 use crate::hil::{
     CommandTiming, Controller, Dir, HostData, Link, NvmeCommand, NvmeCompletion, Opcode, Status,
 };
-use crate::system::{BlockFront, FrontFuture, HostStack, Slots};
+use crate::system::{BlockFront, FrontFuture, HostStack, QueueSet, Slots, check_command};
 use crate::trace::Phases;
 
 /// The queue every SSD serves the bridge on.
@@ -31,7 +31,7 @@ pub struct Bridge {
     lba_bytes: u32,
     capacity_lbas: u64,
     max_transfer: u64,
-    queues: RefCell<Vec<bool>>,
+    queues: QueueSet,
     completed: Cell<u64>,
     next_id: Cell<u64>,
 }
@@ -53,7 +53,7 @@ impl Bridge {
             lba_bytes,
             capacity_lbas: per_drive * drives.len() as u64,
             max_transfer: d.max_transfer(),
-            queues: RefCell::new(vec![false; cfg.queues as usize + 1]),
+            queues: QueueSet::new(cfg.queues),
             completed: Cell::new(0),
             next_id: Cell::new(0),
             cfg: cfg.clone(),
@@ -65,32 +65,6 @@ impl Bridge {
     /// The bridge's PCIe link (for its byte counters).
     pub fn link(&self) -> &Link {
         &self.link
-    }
-
-    fn check(&self, cmd: &NvmeCommand) -> Result<(), Status> {
-        let in_range = |s: u64, n: u32| s.checked_add(n as u64).is_some_and(|e| e <= self.capacity_lbas);
-        match cmd.opcode {
-            Opcode::Flush => Ok(()),
-            Opcode::DatasetManagement => match cmd.ranges.iter().all(|&(s, n)| in_range(s, n)) {
-                true if !cmd.ranges.is_empty() => Ok(()),
-                true => Err(Status::InvalidField("no ranges".into())),
-                false => Err(Status::LbaOutOfRange),
-            },
-            Opcode::Read | Opcode::Write | Opcode::WriteZeroes => {
-                let bytes = cmd.nlb as u64 * self.lba_bytes as u64;
-                if cmd.nlb == 0 {
-                    Err(Status::InvalidField("zero-length transfer".into()))
-                } else if cmd.opcode != Opcode::WriteZeroes && bytes > self.max_transfer {
-                    Err(Status::InvalidField(format!("{bytes} bytes exceed the maximum transfer size")))
-                } else if !in_range(cmd.slba, cmd.nlb) {
-                    Err(Status::LbaOutOfRange)
-                } else if matches!(&cmd.data, HostData::Bytes(b) if b.len() as u64 != bytes) {
-                    Err(Status::InvalidField("write data does not match the transfer length".into()))
-                } else {
-                    Ok(())
-                }
-            }
-        }
     }
 
     /// Protocol conversion on one of the bridge's engines.
@@ -169,7 +143,7 @@ impl Bridge {
         self.cx.sleep(self.link.mmio_latency()).await; // doorbell
         self.slots.acquire().await;
         ph.queue_wait = self.cx.now().since(t0);
-        let status = self.check(&cmd);
+        let status = check_command(&cmd, self.capacity_lbas, self.lba_bytes, self.max_transfer);
         let bytes = cmd.nlb as u64 * self.lba_bytes as u64;
         let (status, data) = match status {
             Err(s) => (s, HostData::None),
@@ -252,21 +226,11 @@ impl BlockFront for Bridge {
     }
 
     fn has_queue(&self, qid: u16) -> bool {
-        qid >= 1 && self.queues.borrow().get(qid as usize).copied().unwrap_or(false)
+        self.queues.has(qid)
     }
 
     fn create_queue(&self, qid: u16) -> FrontFuture<'_, Result<(), String>> {
-        Box::pin(async move {
-            let mut q = self.queues.borrow_mut();
-            match q.get_mut(qid as usize) {
-                Some(slot) if qid >= 1 && !*slot => {
-                    *slot = true;
-                    Ok(())
-                }
-                Some(_) if qid >= 1 => Err(format!("queue {qid} already exists")),
-                _ => Err(format!("queue {qid} does not exist (the bridge has {})", self.cfg.queues)),
-            }
-        })
+        Box::pin(async move { self.queues.create(qid) })
     }
 
     fn submit(&self, qid: u16, cmd: NvmeCommand) -> FrontFuture<'_, NvmeCompletion> {

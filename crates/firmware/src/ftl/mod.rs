@@ -21,12 +21,14 @@ mod stats;
 mod waits;
 mod writeback;
 
-pub use blocks::{BlockUse, Stream};
+pub use alloc::Allocator;
+pub use blocks::{BlockInfo, BlockManager, BlockUse, Stream};
 pub use config::{
     AllocConfig, CacheConfig, FtlConfig, GcConfig, MappingConfig, VictimPolicy, WlConfig, WriteBackMode,
 };
 pub use data::{UnitData, fingerprint};
 pub use flash::MediaError;
+pub use gc::victim;
 pub use io::{UnitResults, UnitWrite};
 pub use mount::{BlockHint, Mount, MountReport};
 pub use precondition::{Precondition, PreconditionError};

@@ -56,13 +56,20 @@ impl Link {
     /// Moves `bytes` in `dir`: DMA set-up, then the wire time once the direction is free.
     /// Returns when the data has arrived.
     pub async fn transfer(&self, cx: &Cx, dir: Dir, bytes: u64) {
+        let end = self.reserve(cx.now(), dir, bytes);
+        cx.sleep_until(end).await;
+    }
+
+    /// Reserves the transfer [`transfer`](Self::transfer) makes, starting no earlier than
+    /// `at`, without waiting for it; returns when the data will have arrived. Reservations
+    /// are served in the order they are made.
+    pub fn reserve(&self, at: SimTime, dir: Dir, bytes: u64) -> SimTime {
         let d = dir as usize;
-        let ready = cx.now() + self.cfg.dma_setup;
-        let start = ready.max(self.busy[d].get());
+        let start = (at + self.cfg.dma_setup).max(self.busy[d].get());
         let end = start + self.wire_time(bytes);
         self.busy[d].set(end);
         self.bytes[d].set(self.bytes[d].get() + bytes);
-        cx.sleep_until(end).await;
+        end
     }
 
     /// Latency of a doorbell write or interrupt message.

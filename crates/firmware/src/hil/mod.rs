@@ -18,6 +18,6 @@ pub use config::{Arbitration, HilCosts, HostInterfaceConfig, LinkConfig, LinkPro
 pub use controller::Controller;
 pub use handler::{Part, split};
 pub use link::{Dir, Link};
-pub use nvme::{CommandTiming, HostData, NvmeCommand, NvmeCompletion, Opcode, Status};
+pub use nvme::{CommandTiming, HostData, NvmeCommand, NvmeCompletion, Opcode, Placement, Status};
 pub use queues::Priority;
 pub use smart::{SmartCounters, SmartLog};

@@ -60,17 +60,68 @@ pub struct NvmeCommand {
     pub ranges: Vec<(u64, u32)>,
     /// Write data.
     pub data: HostData,
+    /// Where the host wants a write to land (honoured by host-side FTLs; an SSD ignores it).
+    pub placement: Option<Placement>,
+}
+
+/// A host's choice of where a write lands: a logical channel group or one die of the array.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Placement {
+    /// Any die of logical channel group `n` (least-utilised channel first).
+    Group(u32),
+    /// Die `n` (in the array's flat die order).
+    Die(u32),
+}
+
+impl std::fmt::Display for Placement {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Placement::Group(n) => write!(f, "group:{n}"),
+            Placement::Die(n) => write!(f, "die:{n}"),
+        }
+    }
+}
+
+impl std::str::FromStr for Placement {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad = || format!("`{s}`: expected group:N or die:N");
+        let (kind, n) = s.split_once(':').ok_or_else(bad)?;
+        let n: u32 = n.trim().parse().map_err(|_| bad())?;
+        match kind.trim() {
+            "group" => Ok(Placement::Group(n)),
+            "die" => Ok(Placement::Die(n)),
+            _ => Err(bad()),
+        }
+    }
 }
 
 impl NvmeCommand {
     /// A read of `nlb` blocks at `slba`.
     pub fn read(slba: u64, nlb: u32) -> Self {
-        NvmeCommand { opcode: Opcode::Read, slba, nlb, fua: false, ranges: Vec::new(), data: HostData::None }
+        NvmeCommand {
+            opcode: Opcode::Read,
+            slba,
+            nlb,
+            fua: false,
+            ranges: Vec::new(),
+            data: HostData::None,
+            placement: None,
+        }
     }
 
     /// A write of `nlb` blocks at `slba` carrying `data`.
     pub fn write(slba: u64, nlb: u32, data: HostData) -> Self {
-        NvmeCommand { opcode: Opcode::Write, slba, nlb, fua: false, ranges: Vec::new(), data }
+        NvmeCommand {
+            opcode: Opcode::Write,
+            slba,
+            nlb,
+            fua: false,
+            ranges: Vec::new(),
+            data,
+            placement: None,
+        }
     }
 
     /// A flush.
@@ -82,6 +133,7 @@ impl NvmeCommand {
             fua: false,
             ranges: Vec::new(),
             data: HostData::None,
+            placement: None,
         }
     }
 
@@ -94,6 +146,7 @@ impl NvmeCommand {
             fua: false,
             ranges,
             data: HostData::None,
+            placement: None,
         }
     }
 
@@ -106,6 +159,7 @@ impl NvmeCommand {
             fua: false,
             ranges: Vec::new(),
             data: HostData::None,
+            placement: None,
         }
     }
 }

@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 use sim::config::ConfigError;
 
 use crate::bridge::BridgeConfig;
+use crate::system::hostftl::HostFtlConfig;
 
 /// The kind of storage system. Default: one SSD.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -16,6 +17,9 @@ pub enum SystemConfig {
     /// A PCIe-to-SAS/SATA bridge striping over several SSDs, each as the rest of the
     /// configuration describes (BSSD).
     Bridge(BridgeConfig),
+    /// A raw flash array (open-channel-like) under an FTL that runs on the host: the rest of
+    /// the configuration describes the array; the FTL's policies come from `[ftl]`.
+    HostFtl(HostFtlConfig),
 }
 
 impl SystemConfig {
@@ -29,14 +33,17 @@ impl SystemConfig {
         match self {
             SystemConfig::Ssd => "ssd",
             SystemConfig::Bridge(_) => "bridge",
+            SystemConfig::HostFtl(_) => "host-ftl",
         }
     }
 
-    /// Checks the section against the SSD's mapping unit; the error names the first bad field.
-    pub fn validate(&self, unit_bytes: u64) -> Result<(), ConfigError> {
+    /// Checks the section against the flash geometry; the error names the first bad field.
+    pub fn validate(&self, geo: &nand::Geometry) -> Result<(), ConfigError> {
+        let unit = geo.mapping_unit.bytes();
         match self {
             SystemConfig::Ssd => Ok(()),
-            SystemConfig::Bridge(b) => b.validate(unit_bytes),
+            SystemConfig::Bridge(b) => b.validate(unit),
+            SystemConfig::HostFtl(h) => h.validate(geo.channels, geo.page_bytes() as u64, unit),
         }
     }
 }

@@ -7,7 +7,9 @@ use std::rc::Rc;
 
 use sim::Cx;
 
-use crate::hil::{AdminCommand, AdminResult, Controller, NvmeCommand, NvmeCompletion, Priority};
+use crate::hil::{
+    AdminCommand, AdminResult, Controller, HostData, NvmeCommand, NvmeCompletion, Opcode, Priority, Status,
+};
 
 /// A boxed future borrowing its front.
 pub type FrontFuture<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
@@ -124,6 +126,40 @@ impl Front {
         match self {
             Front::Nvme(c) => c.submit(qid, cmd).await,
             Front::Other(f) => f.submit(qid, cmd).await,
+        }
+    }
+}
+
+/// Checks a host command against a namespace of `capacity_lbas` blocks of `lba_bytes` taking
+/// transfers of at most `max_transfer` bytes: the status a front answers a malformed command
+/// with, before any work.
+pub fn check_command(
+    cmd: &NvmeCommand,
+    capacity_lbas: u64,
+    lba_bytes: u32,
+    max_transfer: u64,
+) -> Result<(), Status> {
+    let in_range = |s: u64, n: u32| s.checked_add(n as u64).is_some_and(|e| e <= capacity_lbas);
+    match cmd.opcode {
+        Opcode::Flush => Ok(()),
+        Opcode::DatasetManagement => match cmd.ranges.iter().all(|&(s, n)| in_range(s, n)) {
+            true if !cmd.ranges.is_empty() && cmd.ranges.len() <= 256 => Ok(()),
+            true => Err(Status::InvalidField(format!("{} ranges (1 to 256 allowed)", cmd.ranges.len()))),
+            false => Err(Status::LbaOutOfRange),
+        },
+        Opcode::Read | Opcode::Write | Opcode::WriteZeroes => {
+            let bytes = cmd.nlb as u64 * lba_bytes as u64;
+            if cmd.nlb == 0 {
+                Err(Status::InvalidField("zero-length transfer".into()))
+            } else if cmd.opcode != Opcode::WriteZeroes && bytes > max_transfer {
+                Err(Status::InvalidField(format!("{bytes} bytes exceed the maximum transfer size")))
+            } else if !in_range(cmd.slba, cmd.nlb) {
+                Err(Status::LbaOutOfRange)
+            } else if matches!(&cmd.data, HostData::Bytes(b) if b.len() as u64 != bytes) {
+                Err(Status::InvalidField("write data does not match the transfer length".into()))
+            } else {
+                Ok(())
+            }
         }
     }
 }

@@ -13,15 +13,18 @@ pub mod config;
 mod device;
 mod front;
 mod host;
+pub mod hostftl;
 mod memory;
+mod queues;
 mod slots;
 mod totals;
 
 pub use config::SystemConfig;
 pub use device::DeviceProbe;
-pub use front::{BlockFront, Front, FrontFuture};
+pub use front::{BlockFront, Front, FrontFuture, check_command};
 pub use host::{HostStack, HostStackConfig};
 pub use memory::MemoryMeter;
+pub use queues::QueueSet;
 pub use slots::Slots;
 pub use totals::{HostUse, Sample, Totals, merge_fil, merge_ftl};
 
@@ -60,6 +63,13 @@ pub trait System {
     /// empty when the host is not modelled (an SSD's host tasks use no core).
     fn host_cores(&self) -> Vec<sim::CoreId> {
         Vec::new()
+    }
+    /// Checks that the system can place writes where `placement` says (a host-side FTL's
+    /// array has that group or die); the error is one line saying why not.
+    fn check_placement(&self, placement: crate::hil::Placement) -> Result<(), String> {
+        Err(format!(
+            "placement {placement}: this device places writes itself; only a host-side FTL takes a placement"
+        ))
     }
     /// Shuts down cleanly: brings the system to rest and checkpoints its state into its NAND
     /// images, so that reopening them mounts exactly. Systems without images say why not.
