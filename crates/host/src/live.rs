@@ -312,7 +312,7 @@ impl LiveHost {
                 LiveOp::Flush => unreachable!("answered above"),
             };
             cmd.fua = req.fua && op == IoOp::Write;
-            let io = Io { clone: qid as u32 - 1, qid, op, offset: req.offset + at, len };
+            let io = Io { clone: qid as u32 - 1, qid, op, offset: req.offset + at, len, placement: None };
             async move { self.session.issue_command(&io, cmd, SimTime::ZERO).await }
         });
         let done = join_all(commands.collect::<Vec<_>>()).await;

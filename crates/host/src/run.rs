@@ -193,6 +193,9 @@ pub enum RunError {
     /// The replay settings are invalid.
     #[error("replay: {0}")]
     Replay(String),
+    /// A job names a place the device does not have, or a device that places writes itself.
+    #[error("{0}")]
+    Placement(String),
 }
 
 /// Runs `jobs` on `dev` to completion (every stream exhausted or every runtime over), creating
@@ -218,6 +221,9 @@ pub fn run_jobs_with(
     let front = dev.front();
     let capacity = front.capacity_lbas() * front.lba_bytes() as u64;
     let instances = instantiate(jobs, capacity, front.lba_bytes(), seed)?;
+    for p in jobs.iter().filter_map(|j| j.placement) {
+        dev.check_placement(p).map_err(RunError::Placement)?;
+    }
     // Legacy: every worker through one port, one command each.
     let legacy = opts.interface.is_legacy();
     let queues = if legacy { 1 } else { (instances.len() as u32).min(dev.queues()).max(1) };
@@ -234,6 +240,7 @@ pub fn run_jobs_with(
         let spec = inst.stream.spec().clone();
         let clone = Rc::new(Clone_ {
             index: i as u32,
+            placement: spec.placement,
             qid: (i as u32 % queues) as u16 + 1,
             stream: RefCell::new(inst.stream),
             next_start: RefCell::new([start; 3]),
@@ -257,6 +264,7 @@ pub fn run_jobs_with(
 /// One running clone of a job.
 struct Clone_ {
     index: u32,
+    placement: Option<firmware::hil::Placement>,
     qid: u16,
     stream: RefCell<JobStream>,
     /// Earliest start of the next I/O per direction (rate caps).
@@ -287,8 +295,14 @@ impl Clone_ {
                     return;
                 }
             }
-            let io =
-                Io { clone: self.index, qid: self.qid, op: req.op, offset: req.offset, len: req.len as u64 };
+            let io = Io {
+                clone: self.index,
+                qid: self.qid,
+                op: req.op,
+                offset: req.offset,
+                len: req.len as u64,
+                placement: self.placement,
+            };
             self.session.issue(&io, self.ramp_end).await;
         }
     }

@@ -28,6 +28,8 @@ pub(crate) struct Io {
     pub offset: u64,
     /// Bytes (a multiple of the LBA size).
     pub len: u64,
+    /// Where a write should land (host-side FTLs).
+    pub placement: Option<firmware::hil::Placement>,
 }
 
 /// A run in progress.
@@ -109,7 +111,9 @@ impl Session {
             IoOp::Write => {
                 let data =
                     if self.payload { HostData::Bytes(vec![0x5a; io.len as usize]) } else { HostData::None };
-                NvmeCommand::write(slba, nlb, data)
+                let mut w = NvmeCommand::write(slba, nlb, data);
+                w.placement = io.placement;
+                w
             }
             IoOp::Trim => NvmeCommand::deallocate(vec![(slba, nlb)]),
         };

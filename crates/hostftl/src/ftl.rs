@@ -68,6 +68,14 @@ pub(crate) struct Inner {
     pub gc_active: RefCell<Vec<bool>>,
     /// Mapped units.
     pub mapped: Cell<u64>,
+    /// Units in the host write buffer waiting for a flusher: (LPN, write sequence, target).
+    pub buffered: RefCell<std::collections::VecDeque<(Lpn, u64, crate::alloc::Target)>>,
+    /// Units were buffered.
+    pub buffer_work: Notify,
+    /// The buffer emptied.
+    pub drained: Notify,
+    /// Flushers sending a batch.
+    pub flushing: Cell<u32>,
     /// Times GC waited for a write burst to pass.
     pub deferrals: Cell<u64>,
     /// The host core GC runs on.

@@ -23,6 +23,7 @@
 //! [`firmware::system::System`] that host drivers, reports and the test kit take.
 
 mod alloc;
+mod buffer;
 mod check;
 mod error;
 mod front;

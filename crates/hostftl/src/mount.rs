@@ -74,6 +74,10 @@ impl HostFtl {
                 gc_active: RefCell::new(vec![false; planes]),
                 mapped: Cell::new(0),
                 deferrals: Cell::new(0),
+                buffered: RefCell::new(std::collections::VecDeque::new()),
+                buffer_work: Notify::new(cx, "host ftl: buffered writes"),
+                drained: Notify::new(cx, "host ftl: buffer drained"),
+                flushing: Cell::new(0),
                 rng: RefCell::new(cx.fork_rng()),
                 gc_core: parts.gc_core,
                 raw: parts.raw,
@@ -91,6 +95,9 @@ impl HostFtl {
         let i = &ftl.inner;
         i.host.set_memory("block table", geo_blocks(i) * i.cfg.memory.block_bytes as u64);
         i.account();
+        if i.cfg.write.buffer.bytes() > 0 {
+            i.start_flushers();
+        }
         Ok(ftl)
     }
 }

@@ -54,6 +54,7 @@ impl HostFtl {
         // Partial units: the current data, read first and merged. Nothing may change any of
         // them between the reads and the write (which takes effect before its first await):
         // read again those that changed meanwhile.
+        i.wait_for_buffer_room().await;
         let partial: Vec<usize> = (0..writes.len()).filter(|&k| writes[k].sectors < spu).collect();
         let mut olds: Vec<Option<(Version, UnitData)>> = vec![None; partial.len()];
         loop {

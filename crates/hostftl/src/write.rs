@@ -32,7 +32,8 @@ impl Inner {
     }
 
     /// Writes whole units of one host command to `target`; returns when the write is
-    /// acknowledged (see the module docs). Adds the time spent to `ph`.
+    /// acknowledged (see the module docs; with a host write buffer, once the units are in it).
+    /// Adds the time spent to `ph`.
     pub async fn write_units(
         self: &Rc<Self>,
         units: Vec<(Lpn, UnitData)>,
@@ -40,8 +41,25 @@ impl Inner {
         fua: bool,
         ph: &mut Phases,
     ) {
-        // The units are the newest data from now on (before any await: a read-modify-write
-        // merged them with what was current just now).
+        let stamped = self.stamp(units);
+        self.cpu(self.cfg.costs.lookup * stamped.len() as u64).await;
+        if self.cfg.write.buffer.bytes() > 0 {
+            self.buffer_units(&stamped, target);
+            if fua {
+                self.flush().await;
+            }
+            return;
+        }
+        let super_pages = self.super_page_mode(stamped.len());
+        self.place(&stamped, target, super_pages, fua, ph).await;
+        if fua {
+            self.wait_programmed(&stamped).await;
+        }
+    }
+
+    /// Makes `units` the newest data of their LPNs, in host memory until they are on flash.
+    /// Nothing awaits here: a read-modify-write merged them with what was current just now.
+    fn stamp(&self, units: Vec<(Lpn, UnitData)>) -> Vec<(Lpn, u64)> {
         let stamped: Vec<(Lpn, u64)> = units
             .into_iter()
             .map(|(lpn, data)| {
@@ -52,18 +70,35 @@ impl Inner {
             .collect();
         self.stats.borrow_mut().host_units_written += stamped.len() as u64;
         self.account();
-        self.cpu(self.cfg.costs.lookup * stamped.len() as u64).await;
+        stamped
+    }
+
+    /// Whether a write of `units` units goes as super-pages.
+    pub fn super_page_mode(&self, units: usize) -> bool {
         let unit_bytes = self.geo.unit_bytes() as u64;
         let min =
             self.cfg.write.super_page_min.map_or(self.super_page_units() as u64 * unit_bytes, |b| b.bytes());
-        let super_pages = match self.cfg.write.mode {
+        match self.cfg.write.mode {
             WriteMode::Pipelined => false,
             WriteMode::SuperPage => true,
-            WriteMode::Auto => stamped.len() as u64 * unit_bytes >= min,
-        };
+            WriteMode::Auto => units as u64 * unit_bytes >= min,
+        }
+    }
+
+    /// Sends `stamped` units to the array: as super-pages (`super_pages`, while a whole one
+    /// is left) and pipelined sectors; programs the page being filled if `fua`. Returns when
+    /// the sectors are in SRAM and the super-pages programmed.
+    pub async fn place(
+        self: &Rc<Self>,
+        stamped: &[(Lpn, u64)],
+        target: Target,
+        super_pages: bool,
+        fua: bool,
+        ph: &mut Phases,
+    ) {
         let mut waiting: Vec<(WaitFor, std::pin::Pin<Box<dyn std::future::Future<Output = RawCompletion>>>)> =
             Vec::new();
-        let mut rest: &[(Lpn, u64)] = &stamped;
+        let mut rest: &[(Lpn, u64)] = stamped;
         let sp = self.super_page_units();
         if super_pages && !matches!(target, Target::Die(_)) {
             while rest.len() >= sp {
@@ -122,18 +157,11 @@ impl Inner {
         }
         critical.add_to(ph, self.cx.now());
         self.cpu(self.cfg.costs.completion * commands).await;
-        if fua {
-            self.wait_programmed(&stamped).await;
-        }
     }
 
     /// The Program commands of a super-page: its pages grouped by controller, each page filled
     /// with the next units of `units`. Returns each command with its (page, units) pairs.
-    fn super_page_commands(
-        &self,
-        pages: &[PageIdx],
-        units: &[(Lpn, u64)],
-    ) -> Vec<(RawCommand, Written)> {
+    fn super_page_commands(&self, pages: &[PageIdx], units: &[(Lpn, u64)]) -> Vec<(RawCommand, Written)> {
         let upp = self.geo.units_per_page() as usize;
         let mut out: Vec<(usize, RawCommand, Written)> = Vec::new();
         for (i, &page) in pages.iter().enumerate() {
@@ -225,12 +253,7 @@ impl Inner {
 
     /// Pages of `stream` were programmed (or failed): settle their blocks and map each unit
     /// there unless it was rewritten or trimmed meanwhile.
-    pub async fn programmed(
-        &self,
-        written: Written,
-        c: &RawCompletion,
-        stream: Stream,
-    ) {
+    pub async fn programmed(&self, written: Written, c: &RawCompletion, stream: Stream) {
         let ok = c.status == RawStatus::Ok;
         let mut units = 0u64;
         for (page, slots) in &written {
@@ -275,8 +298,10 @@ impl Inner {
         }
     }
 
-    /// Programs every page being filled and waits until every user program is done.
+    /// Programs every page being filled and waits until every user program is done (and,
+    /// with a host write buffer, until it is empty).
     pub async fn flush(self: &Rc<Self>) {
+        self.drain_buffer().await;
         let sealed = self.placer.borrow_mut().seal_all();
         for open in sealed {
             self.program_buffered(open);

@@ -75,6 +75,8 @@ pub struct ReplaySpec {
     pub max_outstanding: u32,
     /// Stop after this many records.
     pub max_records: Option<u64>,
+    /// Where the trace's writes land on a device whose FTL runs on the host.
+    pub placement: Option<firmware::hil::Placement>,
 }
 
 impl ReplaySpec {
@@ -91,6 +93,7 @@ impl ReplaySpec {
             queues: 8,
             max_outstanding: 1024,
             max_records: None,
+            placement: None,
         }
     }
 
@@ -142,6 +145,9 @@ pub fn replay(
     progress: &mut dyn FnMut(Progress),
 ) -> Result<HostResults, RunError> {
     spec.validate().map_err(RunError::Replay)?;
+    if let Some(p) = spec.placement {
+        dev.check_placement(p).map_err(RunError::Replay)?;
+    }
     let reader = TraceReader::open(&spec.path, spec.read)?;
     let ctl = dev.front();
     let host = &dev.config().host;
@@ -250,7 +256,7 @@ impl Replay {
         let n = self.issued.get();
         self.issued.set(n + 1);
         let queues = self.session.results.borrow().queues as u64;
-        Io { clone: 0, qid: (n % queues) as u16 + 1, op, offset, len }
+        Io { clone: 0, qid: (n % queues) as u16 + 1, op, offset, len, placement: self.spec.placement }
     }
 
     /// Timed mode: issue each record at its (scaled) timestamp.

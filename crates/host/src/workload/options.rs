@@ -201,6 +201,7 @@ impl JobSpec {
                 };
             }
             "randseed" => self.randseed = Some(count(0)?),
+            "placement" => self.placement = Some(v.parse().map_err(|e: String| bad(key, v, e))?),
             "rate_process" if v == "linear" => {}
             "kb_base" if v == "1024" => {}
             "rate_process" | "kb_base" => {
@@ -248,6 +249,7 @@ pub const SUPPORTED_OPTIONS: &[&str] = &[
     "rate",
     "rate_iops",
     "randseed",
+    "placement",
     "randrepeat",
     "rand_repeatable",
     "rate_process",

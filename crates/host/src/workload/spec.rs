@@ -152,6 +152,10 @@ pub struct JobSpec {
     /// fio's `randrepeat`, kept for the config echo. ssdlab is always repeatable: both values
     /// derive the stream from the run seed (or `randseed`). Default: true.
     pub randrepeat: bool,
+    /// Where the job's writes land on a device whose FTL runs on the host (`placement`,
+    /// ssdlab's own option: `group:N` or `die:N`). Default: the FTL chooses.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placement: Option<firmware::hil::Placement>,
 }
 
 impl Default for JobSpec {
@@ -180,6 +184,7 @@ impl Default for JobSpec {
             rate_iops: PerDir::default(),
             randseed: None,
             randrepeat: true,
+            placement: None,
         }
     }
 }

@@ -43,3 +43,9 @@ fn super_page_writes_everywhere() {
     let o = run("[system.write]\nmode = 'super-page'", 4, gc_plan());
     assert!(o.gc_invocations > 0, "{o:?}");
 }
+
+#[test]
+fn a_host_write_buffer() {
+    let o = run("[system.write]\nbuffer = '512KiB'", 5, gc_plan());
+    assert!(o.gc_invocations > 0, "{o:?}");
+}

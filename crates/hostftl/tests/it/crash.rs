@@ -43,3 +43,16 @@ fn the_map_is_rebuilt_from_the_oob_after_crashes_at_random_instants() {
     assert!(o.recovered >= 12 && o.clean >= 3, "{o:?}");
     assert!(o.written_blocks > o.blocks / 2, "too little written to test anything: {o:?}");
 }
+
+#[test]
+fn a_host_write_buffer_loses_only_what_was_not_flushed() {
+    let dir = tempfile::tempdir().unwrap();
+    // One command slot per controller: two flushers, so that units wait in the buffer and a
+    // flush must drain it.
+    let array = "{ channels_per_controller = 2, slots = 1, sram = '1MiB' }";
+    let cfg = crate::small_array(array, "[system.write]\nbuffer = '1MiB'");
+    let mut image = Image { cfg, path: dir.path().join("array.img"), clean: false };
+    let plan = CrashPlan { cycles: 10, seed: 4, ..CrashPlan::default() };
+    let o = crash_cycles(&plan, &mut image).unwrap_or_else(|e| panic!("{e}"));
+    assert!(o.recovered >= 6 && o.clean >= 1, "{o:?}");
+}

@@ -9,13 +9,18 @@ use firmware::config::DeviceConfig;
 /// A small array under a host-side FTL: 4 channels in 2 groups, 2 dies each, controllers of 2
 /// channels, 32 blocks of 16 pages per die; `extra` is appended to the `[ftl]` section.
 pub fn small(extra: &str) -> DeviceConfig {
+    small_array(r#"{ channels_per_controller = 2, sram = "1MiB" }"#, extra)
+}
+
+/// [`small`] with the array section `array` (an inline table).
+pub fn small_array(array: &str, extra: &str) -> DeviceConfig {
     let text = format!(
         r#"
 name = "small-hostftl"
 [system]
 kind = "host-ftl"
 groups = 2
-array = {{ channels_per_controller = 2, sram = "1MiB" }}
+array = {array}
 host = {{ cores = 2 }}
 [geometry]
 channels = 4

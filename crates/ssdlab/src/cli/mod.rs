@@ -174,6 +174,9 @@ pub struct ReplayArgs {
     /// Stop after this many records.
     #[arg(long, value_name = "N", requires = "trace")]
     pub max_records: Option<u64>,
+    /// Where the trace's writes land on a host-side FTL's array: group:N or die:N.
+    #[arg(long, value_name = "PLACE", requires = "trace")]
+    pub placement: Option<firmware::hil::Placement>,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]

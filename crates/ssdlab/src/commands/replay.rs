@@ -42,6 +42,7 @@ pub(crate) fn spec(path: &Path, a: &ReplayArgs) -> Result<ReplaySpec> {
     s.volume_stride = a.volume_stride.map_or(0, |b| b.bytes());
     s.queues = a.queues;
     s.max_records = a.max_records;
+    s.placement = a.placement;
     s.validate().map_err(|e| anyhow::anyhow!("{e}"))?;
     Ok(s)
 }
