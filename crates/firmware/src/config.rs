@@ -153,7 +153,9 @@ impl DeviceConfig {
         }
         self.architecture.validate(c.cores.len()).map_err(|e| e.within("architecture"))?;
         self.host.validate(self.geometry.mapping_unit.bytes()).map_err(|e| e.within("host"))?;
-        self.ftl.validate(&self.geometry, c.dram).map_err(|e| e.within("ftl"))?;
+        // A host-side FTL keeps its tables in host memory, not in the device's DRAM.
+        let dram = if self.system.kind() == "host-ftl" { ByteSize(u64::MAX) } else { c.dram };
+        self.ftl.validate(&self.geometry, dram).map_err(|e| e.within("ftl"))?;
         self.fil.validate().map_err(|e| e.within("fil"))?;
         self.ecc.validate(self.geometry.page_bytes()).map_err(|e| e.within("ecc"))?;
         self.power.validate().map_err(|e| e.within("power"))?;

@@ -10,6 +10,9 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("hostftl-array", include_str!("../presets/hostftl-array.toml")),
     ("consumer-tlc", include_str!("../presets/consumer-tlc.toml")),
     ("mqsim-default", include_str!("../presets/mqsim-default.toml")),
+    ("fssd", include_str!("../presets/fssd.toml")),
+    ("bssd", include_str!("../presets/bssd.toml")),
+    ("sata-ssd", include_str!("../presets/sata-ssd.toml")),
 ];
 
 /// The preset named `name`, parsed and validated.

@@ -34,7 +34,9 @@ const EXAMPLES: &str = "Examples:
   ssdlab config softssd > my.toml          start a configuration of your own from a preset
   ssdlab phys my.toml --op read --channels 1 --json out.json
   ssdlab run --json a.json --plot figs     save the report and draw its figures
-  ssdlab compare a.json b.json             what changed from a.json to b.json";
+  ssdlab compare a.json b.json             what changed from a.json to b.json
+  ssdlab figure hostftl-array --out figs   the storage array paper's figures beside the published values
+  ssdlab figure pcie-study --out figs      the PCIe SSD study's (FSSD, BSSD, SATA)";
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
@@ -69,6 +71,9 @@ pub enum Command {
     /// writes the data cache and the mapping to the image and checkpoints it, which after
     /// heavy writing takes seconds, saying what it is doing).
     Serve(Box<ServeArgs>),
+    /// Regenerate a paper's figures by simulation, each beside its published value:
+    /// `ssdlab figure hostftl-array`, `ssdlab figure pcie-study`.
+    Figure(crate::commands::figure::FigureArgs),
 }
 
 #[derive(Args, Debug)]

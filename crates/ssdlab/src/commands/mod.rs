@@ -4,6 +4,7 @@ mod age;
 mod bench;
 mod compare;
 mod config;
+pub(crate) mod figure;
 mod phys;
 mod plot;
 mod presets;
@@ -28,6 +29,7 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Command::Plot(a) => plot::run(a),
         Command::Compare(a) => compare::run(a),
         Command::Serve(a) => serve::run(*a),
+        Command::Figure(a) => figure::run(a),
     }
 }
 

@@ -55,6 +55,13 @@ pub(crate) fn execute(
             let start = match start.precondition {
                 Some(Ageing::None) => Start::Fresh,
                 Some(Ageing::Fast(kind)) => Start::Precondition(kind),
+                None if cfg.system.kind() == "host-ftl" => {
+                    eprintln!(
+                        "{} starts fresh (a host-side FTL has no fast ageing; --precondition none)",
+                        cfg.name
+                    );
+                    Start::Fresh
+                }
                 None => {
                     eprintln!(
                         "ageing {} to GC steady state first ({}: a random fill, then random overwrites \

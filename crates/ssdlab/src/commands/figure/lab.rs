@@ -1,0 +1,184 @@
+//! What the figure commands share: devices from presets (shrunk with `--quick`), runs on
+//! them, and the table of measured against published values.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use firmware::config::DeviceConfig;
+use firmware::platform::StoreChoice;
+use host::run::RunOptions;
+use host::workload::JobSpec;
+use report::Report;
+use serde::Serialize;
+use ssdlab::{Rig, Start};
+
+use super::FigureOpts;
+use crate::device;
+
+/// One line of a figure's table.
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    /// Which published figure or claim.
+    pub figure: String,
+    /// What was measured.
+    pub metric: String,
+    /// ssdlab's value.
+    pub measured: String,
+    /// The published value (PRESETS.md).
+    pub published: String,
+    /// How they compare, or why they differ.
+    pub note: String,
+}
+
+/// A figure's runs and table.
+pub struct Lab {
+    pub opts: FigureOpts,
+    name: &'static str,
+    rows: Vec<Row>,
+    started: Instant,
+}
+
+impl Lab {
+    pub fn new(name: &'static str, opts: &FigureOpts) -> Result<Lab> {
+        if let Some(dir) = &opts.out {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        }
+        Ok(Lab { opts: opts.clone(), name, rows: Vec::new(), started: Instant::now() })
+    }
+
+    /// `full` at full size, `quick` with `--quick`.
+    pub fn pick<T>(&self, full: T, quick: T) -> T {
+        if self.opts.quick { quick } else { full }
+    }
+
+    /// A preset, shrunk to `quick_blocks` blocks per plane with `--quick`, then `edit`ed.
+    pub fn device(
+        &self,
+        preset: &str,
+        quick_blocks: u32,
+        edit: impl FnOnce(&mut DeviceConfig),
+    ) -> Result<DeviceConfig> {
+        let mut cfg = device::load(Some(preset))?;
+        if self.opts.quick {
+            device::set_blocks(&mut cfg, quick_blocks)?;
+        }
+        edit(&mut cfg);
+        cfg.validate().map_err(|e| anyhow::anyhow!("{preset}: {e}"))?;
+        Ok(cfg)
+    }
+
+    /// Builds `cfg` in its starting state.
+    pub fn rig(&self, cfg: &DeviceConfig, start: Start) -> Result<Rig> {
+        Ok(ssdlab::prepare_rig(cfg, &StoreChoice::Metadata, self.opts.seed, start, &mut |_, _| {})?)
+    }
+
+    /// A job from fio options.
+    pub fn job(&self, name: &str, options: &[(&str, &str)]) -> JobSpec {
+        let mut j = JobSpec::new(name);
+        for (k, v) in options {
+            j.set(k, Some(v)).unwrap_or_else(|e| panic!("figure job option {k}={v}: {e}"));
+        }
+        j
+    }
+
+    /// Runs `jobs` on `rig` (which may have run before) and returns the report; says so on
+    /// standard error.
+    pub fn run(&self, what: &str, rig: &Rig, jobs: &[JobSpec], opts: &RunOptions) -> Result<Report> {
+        let t = Instant::now();
+        let (r, _) = ssdlab::measure_system(
+            rig.system(),
+            &rig.initial_state,
+            jobs,
+            self.opts.seed,
+            opts,
+            &mut |_| {},
+        )?;
+        eprintln!("{}: {what} ({:.1}s)", self.name, t.elapsed().as_secs_f64());
+        Ok(r)
+    }
+
+    /// Flushes `rig`'s system (everything written reaches flash) before counters are read.
+    pub fn settle(&self, rig: &Rig) -> Result<()> {
+        let front = rig.system().front();
+        let done = rig.system().sim().block_on(async move {
+            if !front.has_queue(1) {
+                front.create_queue(1).await.map_err(|e| anyhow::anyhow!("creating a queue: {e}"))?;
+            }
+            Ok::<_, anyhow::Error>(front.submit(1, firmware::hil::NvmeCommand::flush()).await.status)
+        })??;
+        anyhow::ensure!(done == firmware::hil::Status::Success, "flush failed: {done:?}");
+        Ok(())
+    }
+
+    /// Saves `report` as `NAME.json`, with its plots in `NAME/`, under `--out`.
+    pub fn save(&self, name: &str, report: &Report, plots: bool) -> Result<()> {
+        let Some(dir) = &self.opts.out else { return Ok(()) };
+        super::super::write_json(&dir.join(format!("{name}.json")), report)?;
+        if plots {
+            crate::commands::plot::write(report, &dir.join(name))?;
+        }
+        Ok(())
+    }
+
+    /// Adds a line to the table.
+    pub fn row(&mut self, figure: &str, metric: &str, measured: String, published: &str, note: String) {
+        self.rows.push(Row {
+            figure: figure.into(),
+            metric: metric.into(),
+            measured,
+            published: published.into(),
+            note,
+        });
+    }
+
+    /// Prints the table and writes it under `--out`.
+    pub fn finish(self) -> Result<()> {
+        let mut t = String::new();
+        let w = |r: &Row| (r.figure.len(), r.metric.len(), r.measured.len(), r.published.len());
+        let widths = self
+            .rows
+            .iter()
+            .map(w)
+            .fold((6, 6, 7, 9), |a, b| (a.0.max(b.0), a.1.max(b.1), a.2.max(b.2), a.3.max(b.3)));
+        let (a, b, c, d) = widths;
+        let _ =
+            writeln!(t, "{:<a$}  {:<b$}  {:>c$}  {:<d$}  note", "figure", "metric", "ssdlab", "published");
+        for r in &self.rows {
+            let _ = writeln!(
+                t,
+                "{:<a$}  {:<b$}  {:>c$}  {:<d$}  {}",
+                r.figure, r.metric, r.measured, r.published, r.note
+            );
+        }
+        let _ = write!(
+            t,
+            "{} runs in {:.0}s{}",
+            self.name,
+            self.started.elapsed().as_secs_f64(),
+            if self.opts.quick { " (--quick: shrunk devices, not the figures)" } else { "" }
+        );
+        println!("{t}");
+        if let Some(dir) = &self.opts.out {
+            super::super::write_json(&dir.join("table.json"), &self.rows)?;
+            let mut csv = String::from("figure,metric,ssdlab,published,note\n");
+            for r in &self.rows {
+                let q = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
+                let _ = writeln!(
+                    csv,
+                    "{},{},{},{},{}",
+                    q(&r.figure),
+                    q(&r.metric),
+                    q(&r.measured),
+                    q(&r.published),
+                    q(&r.note)
+                );
+            }
+            let path: PathBuf = dir.join("table.csv");
+            std::fs::write(&path, csv).with_context(|| format!("writing {}", path.display()))?;
+            eprintln!("table, reports and plots in {}", dir.display());
+        }
+        Ok(())
+    }
+}
