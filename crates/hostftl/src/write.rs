@@ -44,6 +44,8 @@ impl Inner {
         let stamped = self.stamp(units);
         self.cpu(self.cfg.costs.lookup * stamped.len() as u64).await;
         if self.cfg.write.buffer.bytes() > 0 {
+            let kib = stamped.len() as u64 * self.geo.unit_bytes() as u64 / 1024;
+            self.cpu(self.cfg.costs.copy_per_kib * kib).await;
             self.buffer_units(&stamped, target);
             if fua {
                 self.flush().await;

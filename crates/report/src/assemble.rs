@@ -83,9 +83,16 @@ pub fn assemble(dev: &dyn System, host: &HostResults, info: &RunInfo) -> Report 
     let secs = elapsed.as_secs_f64().max(1e-12);
     let timeseries = host.series.as_ref().map(timeseries).unwrap_or_default();
     let energy = host.series.as_ref().map(|s| energy(s, total.count)).unwrap_or_default();
+    // Host CPU over the run (the series' first sample to its last), not since the simulation
+    // started: a system may have run before.
+    let run_busy = host.series.as_ref().and_then(|s| {
+        let last = s.points.last()?;
+        let busy = last.device.host_busy_ns.saturating_sub(s.start_device.host_busy_ns) as f64 / 1e9;
+        Some(busy / last.end.saturating_since(s.start).as_secs_f64().max(1e-12))
+    });
     let host_stack = totals.host.as_ref().map(|h| HostReport {
         cores: h.cores,
-        cpu_busy: h.busy.as_secs_f64() / (secs * h.cores.max(1) as f64),
+        cpu_busy: run_busy.unwrap_or(h.busy.as_secs_f64() / secs) / h.cores.max(1) as f64,
         memory_bytes: h.memory,
         peak_memory_bytes: h.peak_memory,
         memory_by_use: h.memory_by_use.iter().cloned().collect(),

@@ -83,7 +83,7 @@ impl PowerSeries {
 pub struct HostReport {
     /// Host cores the storage stack runs on.
     pub cores: u32,
-    /// Their mean busy fraction over the run.
+    /// Their mean busy fraction over the run (from its first command to its last completion).
     pub cpu_busy: f64,
     /// Host memory at the end, bytes.
     pub memory_bytes: u64,

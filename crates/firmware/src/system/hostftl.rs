@@ -46,6 +46,10 @@ pub struct HostFtlCosts {
     /// Per unit GC moves. Default: 300.
     #[serde(default = "c300")]
     pub gc_unit: u64,
+    /// Per KiB copied into the host write buffer. Default: 300 (about 10 GB/s per 3 GHz core,
+    /// an assumption).
+    #[serde(default = "c300")]
+    pub copy_per_kib: u64,
 }
 
 fn c300() -> u64 {
@@ -67,6 +71,7 @@ impl Default for HostFtlCosts {
             command: 1500,
             completion: 1500,
             gc_unit: 300,
+            copy_per_kib: 300,
         }
     }
 }

@@ -169,7 +169,9 @@ impl<'a> Ager<'a> {
     }
 
     fn collect_everywhere(&mut self) -> Result<(), PreconditionError> {
-        for p in 0..self.ftl.blocks.borrow().planes() {
+        // Not in the loop head: its temporaries (the borrow) would live through the loop.
+        let planes = self.ftl.blocks.borrow().planes();
+        for p in 0..planes {
             self.collect(p)?;
         }
         Ok(())

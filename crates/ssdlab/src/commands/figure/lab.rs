@@ -99,6 +99,25 @@ impl Lab {
         Ok(r)
     }
 
+    /// Runs `jobs` like [`run`](Self::run), then flushes, and returns the report with the
+    /// device's mean power from the first command until everything written is on flash (a
+    /// host write buffer keeps the device busy after the host's last completion).
+    pub fn run_drained(
+        &self,
+        what: &str,
+        rig: &Rig,
+        jobs: &[JobSpec],
+        opts: &RunOptions,
+    ) -> Result<(Report, f64)> {
+        let sys = rig.system();
+        let (e0, t0) = (sys.sample().energy, sys.sim().now());
+        let r = self.run(what, rig, jobs, opts)?;
+        self.settle(rig)?;
+        let (e1, t1) = (sys.sample().energy, sys.sim().now());
+        let watts = (e1 - e0).per_second(t1.saturating_since(t0).as_secs_f64()).device();
+        Ok((r, watts))
+    }
+
     /// Flushes `rig`'s system (everything written reaches flash) before counters are read.
     pub fn settle(&self, rig: &Rig) -> Result<()> {
         let front = rig.system().front();

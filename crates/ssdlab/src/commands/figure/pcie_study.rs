@@ -1,11 +1,272 @@
-//! `ssdlab figure pcie-study`: the PCIe SSD design study (PRESETS.md, "Profiles fssd / bssd").
+//! `ssdlab figure pcie-study`: the PCIe SSD design study (PRESETS.md, "Profiles fssd / bssd"):
+//! the from-scratch design (FTL on the host, `fssd`) against the bridge-based one (SSDs behind
+//! a PCIe-to-SAS bridge, `bssd`), with a SATA SSD (`sata-ssd`) for power.
 
 use anyhow::Result;
+use firmware::ftl::Precondition;
+use host::interface::HostInterface;
+use host::run::RunOptions;
+use report::Report;
+use sim::SimDuration;
+use ssdlab::{Rig, Start};
 
 use super::FigureOpts;
 use super::lab::Lab;
 
+fn mean_us(r: &Report) -> f64 {
+    let (n, sum) = r.ops.values().fold((0u64, 0.0), |(n, s), o| {
+        (n + o.throughput.count, s + o.latency_ns.mean * o.throughput.count as f64)
+    });
+    sum / n.max(1) as f64 / 1e3
+}
+
+fn cpu(r: &Report) -> f64 {
+    r.host_stack.as_ref().map_or(0.0, |h| h.cpu_busy * 100.0)
+}
+
+fn pct(a: f64, b: f64) -> f64 {
+    (a / b.max(1e-12) - 1.0) * 100.0
+}
+
+/// The study's three devices, each in a state where reads hit flash: the bridge's and the SATA
+/// drive's SSDs aged by the fast preconditioner, the host-FTL card with a region written.
+struct Devices {
+    fssd: Rig,
+    bssd: Rig,
+    sata: Rig,
+}
+
+const REGION: &str = "4g";
+
+fn devices(lab: &Lab, opts: &RunOptions) -> Result<Devices> {
+    let aged = || Start::Precondition(Precondition::SteadyState { overwrites: 1.0 });
+    let fssd = lab.rig(&lab.device("fssd", 96, |_| {})?, Start::Fresh)?;
+    let fill = lab.job("fill", &[("rw", "write"), ("bs", "1m"), ("iodepth", "16"), ("size", REGION)]);
+    lab.run("fssd: writing the read region", &fssd, &[fill], opts)?;
+    lab.settle(&fssd)?;
+    let bssd = lab.rig(&lab.device("bssd", 96, |_| {})?, aged())?;
+    let sata = lab.rig(&lab.device("sata-ssd", 96, |_| {})?, aged())?;
+    Ok(Devices { fssd, bssd, sata })
+}
+
 pub fn run(o: &FigureOpts) -> Result<()> {
-    let lab = Lab::new("pcie-study", o)?;
+    let mut lab = Lab::new("pcie-study", o)?;
+    let nvme = RunOptions { interval: SimDuration::from_millis(1), ..RunOptions::default() };
+    let legacy = RunOptions { interface: HostInterface::Legacy, ..nvme.clone() };
+    let d = devices(&lab, &nvme)?;
+    let reads = |lab: &Lab, workers: u32, qd: u32, n: u64| {
+        let (w, q, n) = (workers.to_string(), qd.to_string(), n.to_string());
+        lab.job(
+            "randread",
+            &[
+                ("rw", "randread"),
+                ("bs", "4k"),
+                ("numjobs", &w),
+                ("iodepth", &q),
+                ("size", REGION),
+                ("number_ios", &n),
+            ],
+        )
+    };
+
+    // Queued (QD128) against legacy (synchronous) latency.
+    let n = lab.pick(20_000, 2_000);
+    let mut legacy_us = [0.0; 2];
+    for (k, (name, rig)) in [("fssd", &d.fssd), ("bssd", &d.bssd)].into_iter().enumerate() {
+        let sync = lab.run(
+            &format!("{name}: 4 KiB reads, legacy, 1 worker"),
+            rig,
+            &[reads(&lab, 1, 1, n / 4)],
+            &legacy,
+        )?;
+        let queued =
+            lab.run(&format!("{name}: 4 KiB reads, queued QD128"), rig, &[reads(&lab, 1, 128, n)], &nvme)?;
+        legacy_us[k] = mean_us(&sync);
+        lab.row(
+            "queued vs legacy latency",
+            &format!("{name}: QD128 / legacy mean latency"),
+            format!(
+                "x{:.0} ({:.0} / {:.0} us)",
+                mean_us(&queued) / mean_us(&sync),
+                mean_us(&queued),
+                mean_us(&sync)
+            ),
+            "~x100",
+            format!(
+                "queued IOPS {:.0}, legacy {:.0}: latency grows with the queue where throughput does not",
+                queued.total.iops, sync.total.iops
+            ),
+        );
+    }
+    lab.row(
+        "bssd vs fssd latency",
+        "legacy 4 KiB read, bssd over fssd",
+        format!("{:+.0}%", pct(legacy_us[1], legacy_us[0])),
+        "+39% on average",
+        "protocol conversion (2 x 5 us) and the SATA drive's own front end".into(),
+    );
+
+    // Workers 1 -> 8, each synchronous, on each device's own host interface: the from-scratch
+    // card's multi-queue driver, the bridge's HBA port (one command at a time).
+    for (name, rig, opts) in [("fssd", &d.fssd, &nvme), ("bssd", &d.bssd, &legacy)] {
+        let mut base = (0.0, 0.0);
+        for workers in [1u32, 2, 4, 8] {
+            let r = lab.run(
+                &format!("{name}: {workers} synchronous workers"),
+                rig,
+                &[reads(&lab, workers, 1, n / 4)],
+                opts,
+            )?;
+            if workers == 1 {
+                base = (mean_us(&r), r.total.iops);
+                continue;
+            }
+            let published = match (name, workers) {
+                ("fssd", 4) => "IOPS x2.2",
+                ("fssd", 8) => "latency +289%",
+                ("bssd", 8) => "latency +704%, IOPS flat",
+                (_, _) => "",
+            };
+            lab.row(
+                "scaling with workers",
+                &format!("{name}: {workers} workers vs 1 (latency, IOPS)"),
+                format!("{:+.0}%, x{:.1}", pct(mean_us(&r), base.0), r.total.iops / base.1.max(1e-9)),
+                published,
+                format!("host CPU {:.0}% busy", cpu(&r)),
+            );
+        }
+    }
+
+    // Host CPU and memory, small requests and a long write run.
+    let long = lab.pick(400_000u64, 20_000);
+    for (name, rig, published_cpu, published_mem) in [
+        ("fssd", &d.fssd, "52-87%", "1.5-1.7 GB at start, growing toward ~10 GB"),
+        ("bssd", &d.bssd, "20-30%", "~0.6 GB"),
+    ] {
+        let r = lab.run(
+            &format!("{name}: 4 KiB random reads, 8 workers x QD32"),
+            rig,
+            &[reads(&lab, 8, 32, n)],
+            &nvme,
+        )?;
+        lab.row(
+            "host CPU",
+            &format!("{name}: 4 KiB random reads, 8 x QD32"),
+            format!("{:.0}%", cpu(&r)),
+            published_cpu,
+            format!("{:.0} IOPS", r.total.iops),
+        );
+        let start_mem = r.host_stack.as_ref().map_or(0, |h| h.memory_bytes);
+        let ln = long.to_string();
+        let job = lab.job(
+            "randwrite",
+            &[("rw", "randwrite"), ("bs", "4k"), ("numjobs", "8"), ("iodepth", "32"), ("number_ios", &ln)],
+        );
+        let w = lab.run(&format!("{name}: long 4 KiB random write run"), rig, &[job], &nvme)?;
+        lab.save(&format!("{name}-random-writes"), &w, true)?;
+        let peak = w.host_stack.as_ref().map_or(0, |h| h.peak_memory_bytes);
+        lab.row(
+            "host CPU",
+            &format!("{name}: 4 KiB random writes, 8 x QD32"),
+            format!("{:.0}%", cpu(&w)),
+            published_cpu,
+            format!("{:.0} IOPS", w.total.iops),
+        );
+        lab.row(
+            "host memory",
+            &format!("{name}: at start / peak over the write run"),
+            format!("{:.2} / {:.2} GB", start_mem as f64 / 1e9, peak as f64 / 1e9),
+            published_mem,
+            w.host_stack.as_ref().map_or(String::new(), |h| {
+                h.memory_by_use
+                    .iter()
+                    .map(|(k, v)| format!("{k} {:.2} GB", *v as f64 / 1e9))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }),
+        );
+    }
+
+    // The GC write cliff on the bridge-based device, in a long random-write run from the
+    // aged state, and the power rise while GC degrades it.
+    let cliff_rig = lab.rig(
+        &lab.device("bssd", 96, |_| {})?,
+        Start::Precondition(Precondition::SteadyState { overwrites: 1.0 }),
+    )?;
+    let cn = lab.pick(1_500_000u64, 150_000).to_string();
+    let job = lab.job(
+        "cliff",
+        &[("rw", "randwrite"), ("bs", "4k"), ("numjobs", "4"), ("iodepth", "32"), ("number_ios", &cn)],
+    );
+    let opts = RunOptions { interval: SimDuration::from_millis(lab.pick(50, 5)), ..nvme.clone() };
+    let c = lab.run("bssd: the write cliff run", &cliff_rig, &[job], &opts)?;
+    lab.save("bssd-write-cliff", &c, true)?;
+    cliff_rows(&mut lab, &c);
+
+    // Power by workload.
+    let workloads: [(&str, [(&str, &str); 3]); 4] = [
+        ("4 KiB random read", [("rw", "randread"), ("bs", "4k"), ("iodepth", "32")]),
+        ("4 KiB random write", [("rw", "randwrite"), ("bs", "4k"), ("iodepth", "32")]),
+        ("128 KiB sequential read", [("rw", "read"), ("bs", "128k"), ("iodepth", "8")]),
+        ("128 KiB sequential write", [("rw", "write"), ("bs", "128k"), ("iodepth", "8")]),
+    ];
+    for (name, rig, published) in [
+        ("sata-ssd", &d.sata, "1.5-2.2 W"),
+        ("fssd", &d.fssd, "11.7-14.5 W writing, 12-18 W reading"),
+        ("bssd", &d.bssd, "9-15 W"),
+    ] {
+        for (what, w) in &workloads {
+            let n = lab.pick(40_000u64, 2_000).to_string();
+            let mut opts: Vec<(&str, &str)> = w.to_vec();
+            opts.extend([("numjobs", "4"), ("size", REGION), ("number_ios", &n)]);
+            lab.settle(rig)?; // what earlier runs left in caches and buffers goes first
+            let (r, watts) =
+                lab.run_drained(&format!("{name}: {what}"), rig, &[lab.job("power", &opts)], &nvme)?;
+            let e = &r.energy;
+            lab.row(
+                "power by workload",
+                &format!("{name}: {what} (device W)"),
+                format!("{watts:.2}"),
+                published,
+                format!(
+                    "until on flash; during the host's commands NAND {:.2}, controller {:.2}, link {:.2}, DRAM {:.2} W; host sees {:.0} MB/s",
+                    e.mean_w.nand, e.mean_w.controller, e.mean_w.link, e.mean_w.dram, r.total.mb_per_s
+                ),
+            );
+        }
+    }
     lab.finish()
+}
+
+/// Where the write cliff falls in the run, and the power before and after it.
+fn cliff_rows(lab: &mut Lab, r: &Report) {
+    let ts = &r.timeseries;
+    let n = ts.iops.len();
+    if n < 4 {
+        return;
+    }
+    let first = ts.iops[..n / 8].iter().sum::<f64>() / (n / 8).max(1) as f64;
+    let at = ts.iops.iter().position(|&v| v < first * 0.5).unwrap_or(n);
+    let when = |i: usize| ts.t_ms.get(i.min(n - 1)).copied().unwrap_or(0.0);
+    let end = when(n - 1);
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+    let before = mean(&ts.iops[..at.max(1)]);
+    let after = mean(&ts.iops[at.min(n - 1)..]);
+    lab.row(
+        "GC write cliff (bssd)",
+        "where IOPS first falls below half the opening rate",
+        if at < n { format!("{:.0}% into the run", when(at) / end * 100.0) } else { "no cliff".into() },
+        "about halfway",
+        format!(
+            "IOPS {before:.0} before, {after:.0} after; the time series is in bssd-write-cliff/throughput.png"
+        ),
+    );
+    let (pb, pa) = (mean(&ts.power_w.device[..at.max(1)]), mean(&ts.power_w.device[at.min(n - 1)..]));
+    lab.row(
+        "power during GC (bssd)",
+        "device power after the cliff vs before",
+        format!("{:+.0}% ({pb:.2} -> {pa:.2} W)", pct(pa, pb)),
+        "+33% on average",
+        "bssd-write-cliff/power.png".into(),
+    );
 }
