@@ -173,6 +173,7 @@ const WARMUP_CHUNK: u64 = 200_000;
 /// a million by default) to average over many of GC's cycles.
 fn full_size(a: &BenchArgs) -> Result<()> {
     let mut cfg = device::load(Some(&a.full_size))?;
+    device::single_ssd(&cfg, "bench")?;
     if let Some(b) = a.blocks {
         cfg.geometry.blocks = b;
         cfg.validate().map_err(|e| anyhow::anyhow!("--blocks {b}: {e}"))?;

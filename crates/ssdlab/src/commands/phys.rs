@@ -37,6 +37,9 @@ pub fn run(a: PhysArgs) -> Result<()> {
 /// Loads the device, runs `w` on it and writes the JSON report if asked.
 pub fn execute(device_name: Option<&str>, w: &PhysWorkload, common: &CommonArgs) -> Result<PhysReport> {
     let cfg = device::load(device_name)?;
+    if cfg.system.kind() == "bridge" {
+        anyhow::bail!("{} is a bridge over several SSDs: `ssdlab phys` drives one flash array", cfg.name);
+    }
     w.validate(&cfg.geometry).map_err(|e| anyhow::anyhow!("workload: {e}"))?;
     let platform = device::build(&cfg, common)?;
     let mut progress = Progress::new("transactions");

@@ -99,6 +99,7 @@ extern "C" fn on_signal(_: libc::c_int) {
 
 pub fn run(a: ServeArgs) -> Result<()> {
     let mut cfg = device::load(a.device.as_deref())?;
+    device::single_ssd(&cfg, "serve")?;
     let blocks = a.blocks.unwrap_or_else(|| device::serve_blocks(&cfg));
     device::set_blocks(&mut cfg, blocks)?;
     if !(a.dilation.is_finite() && a.dilation >= 1e-3) {

@@ -64,9 +64,12 @@ mapping = { kind = "full" }
 fn report_json(toml: &str, seed: u64) -> serde_json::Value {
     let cfg = DeviceConfig::from_toml(toml, "test").unwrap();
     let rig = ssdlab::prepare_rig(&cfg, &StoreChoice::Metadata, seed, Start::Fresh, &mut |_, _| {}).unwrap();
-    let jobs = [crate::experiments::job("rw=randrw rwmixread=30 bs=4k bssplit=4k/70:64k/30 iodepth=8 numjobs=3 number_ios=6000 size=16m io_size=1g")];
+    let jobs = [crate::experiments::job(
+        "rw=randrw rwmixread=30 bs=4k bssplit=4k/70:64k/30 iodepth=8 numjobs=3 number_ios=6000 size=16m io_size=1g",
+    )];
     let opts = RunOptions { interval: sim::SimDuration::from_micros(500), ..RunOptions::default() };
-    let (r, _) = ssdlab::measure_system(rig.system(), &rig.initial_state, &jobs, seed, &opts, &mut |_| {}).unwrap();
+    let (r, _) =
+        ssdlab::measure_system(rig.system(), &rig.initial_state, &jobs, seed, &opts, &mut |_| {}).unwrap();
     assert!(r.gc.invocations > 0, "GC ran in the runs compared: {} {:?} {:?}", cfg.name, r.gc, r.waf);
     let mut v = serde_json::to_value(&r).unwrap();
     let o = v.as_object_mut().unwrap();
@@ -95,22 +98,65 @@ fn bad_power_parameters_placements_and_interfaces_are_one_line_errors() {
         p.to_str().unwrap().to_string()
     };
     let good = format!("{}\n[power]\n", crate::SMALL.trim_end());
-    let negative = file("neg.toml", &format!("{good}nand = {{ read_uj = 4.0, program_uj = -1.0, erase_uj = 200.0, die_idle_mw = 0.1 }}\n"));
+    let negative = file(
+        "neg.toml",
+        &format!(
+            "{good}nand = {{ read_uj = 4.0, program_uj = -1.0, erase_uj = 200.0, die_idle_mw = 0.1 }}\n"
+        ),
+    );
     let e = fails(&["run", &negative, "--precondition", "none"]);
     assert!(e.contains("power.nand.program_uj: must be a number of at least 0 (got -1)"), "{e}");
     let missing = file("missing.toml", &format!("{good}nand = {{ read_uj = 4.0, program_uj = 40.0 }}\n"));
     let e = fails(&["run", &missing, "--precondition", "none"]);
     assert!(e.contains("missing field `erase_uj`"), "{e}");
     let array = file("array.toml", HOST_FTL);
-    let e = fails(&["run", &array, "--precondition", "none", "--rw", "randwrite", "--number-ios", "10", "--fio", "placement=die:8"]);
+    let e = fails(&[
+        "run",
+        &array,
+        "--precondition",
+        "none",
+        "--rw",
+        "randwrite",
+        "--number-ios",
+        "10",
+        "--fio",
+        "placement=die:8",
+    ]);
     assert!(e.contains("placement die:8: the array has 8 dies (0 to 7)"), "{e}");
-    let e = fails(&["run", &array, "--precondition", "none", "--rw", "randwrite", "--number-ios", "10", "--fio", "placement=group:2"]);
+    let e = fails(&[
+        "run",
+        &array,
+        "--precondition",
+        "none",
+        "--rw",
+        "randwrite",
+        "--number-ios",
+        "10",
+        "--fio",
+        "placement=group:2",
+    ]);
     assert!(e.contains("placement group:2: the array has 2 channel groups (0 to 1)"), "{e}");
     let e = fails(&["run", "--precondition", "none", "--number-ios", "10", "--fio", "placement=die:0"]);
     assert!(e.contains("only a host-side FTL takes a placement"), "{e}");
     let bad = crate::ssdlab(&["run", "--interface", "scsi"]);
-    assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown host interface `scsi` (expected nvme, legacy or legacy-ncq)"));
-    let out = ok(&["run", &array, "--precondition", "none", "--rw", "randwrite", "--bs", "64k", "--number-ios", "200", "--fio", "placement=group:1"]);
+    assert!(
+        String::from_utf8_lossy(&bad.stderr)
+            .contains("unknown host interface `scsi` (expected nvme, legacy or legacy-ncq)")
+    );
+    let out = ok(&[
+        "run",
+        &array,
+        "--precondition",
+        "none",
+        "--rw",
+        "randwrite",
+        "--bs",
+        "64k",
+        "--number-ios",
+        "200",
+        "--fio",
+        "placement=group:1",
+    ]);
     assert!(out.contains("host stack:"), "{out}");
 }
 
@@ -118,12 +164,18 @@ fn bad_power_parameters_placements_and_interfaces_are_one_line_errors() {
 fn the_array_figure_runs_and_sets_each_value_beside_the_published_one() {
     let dir = tempfile::tempdir().unwrap();
     let out = ok(&["figure", "hostftl-array", "--quick", "--out", dir.path().to_str().unwrap()]);
-    for row in ["seq write, super-page", "seq write, pipelined", "4 KiB random IOPS, QD16 x 4", "host-directed allocation"] {
+    for row in [
+        "seq write, super-page",
+        "seq write, pipelined",
+        "4 KiB random IOPS, QD16 x 4",
+        "host-directed allocation",
+    ] {
         assert!(out.contains(row), "no {row:?} row in:\n{out}");
     }
     let placed = out.lines().filter(|l| l.contains("landing on") || l.contains("landing in"));
     assert!(placed.clone().count() == 2 && placed.into_iter().all(|l| l.contains("100.0%")), "{out}");
-    let table: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("table.json")).unwrap()).unwrap();
+    let table: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("table.json")).unwrap()).unwrap();
     assert!(table.as_array().unwrap().len() > 20);
     assert!(dir.path().join("seq-write-super-page/power.png").exists());
 }
