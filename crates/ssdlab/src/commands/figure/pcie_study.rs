@@ -232,8 +232,8 @@ pub fn run(o: &FigureOpts) -> Result<()> {
                 format!("{watts:.2}"),
                 published,
                 format!(
-                    "until on flash; during the host's commands NAND {:.2}, controller {:.2}, link {:.2}, DRAM {:.2} W; host sees {:.0} MB/s",
-                    e.mean_w.nand, e.mean_w.controller, e.mean_w.link, e.mean_w.dram, r.total.mb_per_s
+                    "until on flash; during the host's commands NAND {:.2}, controller {:.2}, link {:.2}, DRAM {:.2} W; host sees {:.0} MB/s; flash reads/programs/erases {}/{}/{}",
+                    e.mean_w.nand, e.mean_w.controller, e.mean_w.link, e.mean_w.dram, r.total.mb_per_s, r.flash.reads, r.flash.programs, r.flash.erases
                 ),
             );
         }
