@@ -59,6 +59,12 @@ pub(crate) struct Inner {
     current: Cell<Option<(TaskKey, CoreId)>>,
     cur_wait: Cell<WaitOn>,
     cur_computing: Cell<bool>,
+    /// The running task asked to move to another core, arriving at the instant given.
+    cur_migrate: Cell<Option<(CoreId, SimTime)>>,
+    /// The running task's role (index into `roles`), for per-role core time.
+    cur_role: Cell<u16>,
+    /// Role names; index 0 is `other`.
+    roles: RefCell<Vec<Label>>,
     stop: Cell<bool>,
     events: Cell<u64>,
     pub(crate) trace: RefCell<Option<Recorder>>,
@@ -158,7 +164,7 @@ impl Inner {
     /// Charges `d` of busy time to `core` (utilisation statistics).
     pub fn charge(&self, core: CoreId, d: SimDuration) {
         if !core.is_unbound() {
-            self.cores.borrow_mut()[core.index()].busy_ns += d.as_nanos();
+            self.cores.borrow_mut()[core.index()].add_busy(self.cur_role.get(), d.as_nanos());
             if self.tracing.get() {
                 let (name, request) = match self.current.get().and_then(|(k, _)| {
                     self.tasks.borrow().get(k).map(|slot| (slot.name.clone(), slot.request))
@@ -169,6 +175,28 @@ impl Inner {
                 self.trace_core(core, d, name, request);
             }
         }
+    }
+
+    /// The index of role `name`, naming it if it is new.
+    pub fn role(&self, name: &str) -> u16 {
+        let mut roles = self.roles.borrow_mut();
+        if let Some(i) = roles.iter().position(|r| r.as_str() == name) {
+            return i as u16;
+        }
+        assert!(roles.len() < u16::MAX as usize, "too many roles");
+        roles.push(Label::from(name.to_string()));
+        (roles.len() - 1) as u16
+    }
+
+    /// Sets the running task's role (what its compute counts as on its core).
+    pub fn set_role(&self, role: u16) {
+        self.cur_role.set(role);
+    }
+
+    /// Asks to move the running task to `core`, arriving at `at` (it leaves its core when it
+    /// suspends).
+    pub fn note_migrate(&self, core: CoreId, at: SimTime) {
+        self.cur_migrate.set(Some((core, at)));
     }
 
     /// Records that `core` is busy from now for `d` (a compute or a context switch).
@@ -231,7 +259,7 @@ impl Inner {
                     drop(cores);
                     self.poll_task(key, core);
                 } else {
-                    c.busy_ns += switch.as_nanos();
+                    c.add_busy(0, switch.as_nanos());
                     drop(cores);
                     if self.tracing.get() {
                         self.trace_core(core, switch, Label::Static("context switch"), None);
@@ -257,7 +285,7 @@ impl Inner {
             drop(cores);
             self.ready.borrow_mut().push_back(next);
         } else {
-            c.busy_ns += switch.as_nanos();
+            c.add_busy(0, switch.as_nanos());
             drop(cores);
             if self.tracing.get() {
                 self.trace_core(core, switch, Label::Static("context switch"), None);
@@ -267,24 +295,27 @@ impl Inner {
     }
 
     fn poll_task(&self, key: TaskKey, core: CoreId) {
-        let mut fut = {
+        let (mut fut, role) = {
             let mut tasks = self.tasks.borrow_mut();
             let Some(slot) = tasks.get_mut(key) else {
                 return;
             };
             slot.queued = false;
             match slot.fut.take() {
-                Some(f) => f,
+                Some(f) => (f, slot.role),
                 None => return,
             }
         };
         self.current.set(Some((key, core)));
         self.cur_computing.set(false);
+        self.cur_role.set(role);
         debug_assert!(matches!(self.cur_wait.take(), WaitOn::Runnable), "no wait is noted between polls");
         let waker = waker::task_waker(self.exec_id.get(), key);
         let result = fut.as_mut().poll(&mut Context::from_waker(&waker));
         self.current.set(None);
         let wait = self.cur_wait.take();
+        let migrate = self.cur_migrate.take();
+        let role = self.cur_role.replace(0);
         let keep_core = match result {
             Poll::Ready(()) => {
                 self.tasks.borrow_mut().remove(key);
@@ -301,7 +332,20 @@ impl Inner {
                 let slot = tasks.get_mut(key).expect("a polled task stays in the table");
                 slot.fut = Some(fut);
                 slot.wait = wait;
-                self.cur_computing.get()
+                slot.role = role;
+                match migrate {
+                    Some((to, at)) => {
+                        slot.core = to;
+                        drop(tasks);
+                        if at <= self.now() {
+                            self.wake(key);
+                        } else {
+                            self.schedule(at, TimerAction::WakeTask(key));
+                        }
+                        false // it leaves its core now
+                    }
+                    None => self.cur_computing.get(),
+                }
             }
         };
         if !core.is_unbound() && !keep_core {
@@ -377,6 +421,9 @@ impl Sim {
             current: Cell::new(None),
             cur_wait: Cell::new(WaitOn::Runnable),
             cur_computing: Cell::new(false),
+            cur_migrate: Cell::new(None),
+            cur_role: Cell::new(0),
+            roles: RefCell::new(vec![Label::Static("other")]),
             stop: Cell::new(false),
             events: Cell::new(0),
             trace: RefCell::new(None),
@@ -414,7 +461,8 @@ impl Sim {
 
     /// Statistics of every core, in the order they were added.
     pub fn core_stats(&self) -> Vec<CoreStats> {
-        self.inner.cores.borrow().iter().map(CoreState::stats).collect()
+        let roles = self.inner.roles.borrow();
+        self.inner.cores.borrow().iter().map(|c| c.stats(&roles)).collect()
     }
 
     /// Runs until every foreground task has finished (see [`Sim::run_until`]).

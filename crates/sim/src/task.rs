@@ -100,6 +100,8 @@ pub(crate) struct Slot {
     pub armed: SimTime,
     /// The host request the task is serving (for traces).
     pub request: Option<u64>,
+    /// What the task's compute counts as on its core (an index into the executor's roles).
+    pub role: u16,
 }
 
 /// All tasks of a simulation.
@@ -126,6 +128,7 @@ impl TaskTable {
             wait: WaitOn::Runnable,
             armed: SimTime::ZERO,
             request: None,
+            role: 0,
         };
         match self.free.pop() {
             Some(slot) => {
