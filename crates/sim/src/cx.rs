@@ -279,20 +279,23 @@ pub struct Migrate<'a> {
 
 impl Future for Migrate<'_> {
     type Output = ();
-    fn poll(mut self: Pin<&mut Self>, _task: &mut Context<'_>) -> Poll<()> {
+    fn poll(mut self: Pin<&mut Self>, task: &mut Context<'_>) -> Poll<()> {
         if let Some(at) = self.arrive {
             if self.cx.now() >= at {
                 return Poll::Ready(());
             }
             self.cx.note_wait(WaitOn::Sleep(at));
-            return Poll::Pending; // woken early: the arrival timer is still pending
+            return Poll::Pending; // woken early: the arrival wake is still pending
         }
         if self.cx.core() == self.to && self.latency.is_zero() {
             return Poll::Ready(());
         }
         let at = self.cx.now() + self.latency;
         self.arrive = Some(at);
-        self.cx.inner.note_migrate(self.to, at);
+        self.cx.inner.note_migrate(self.to);
+        // Woken through this poll's waker, so that a migrate inside a combinator (one of
+        // join_all's children) is polled again; the task runs on its new core from then.
+        self.cx.wake_at(at, task.waker());
         self.cx.note_wait(WaitOn::Sleep(at));
         Poll::Pending
     }

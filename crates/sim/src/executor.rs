@@ -59,8 +59,8 @@ pub(crate) struct Inner {
     current: Cell<Option<(TaskKey, CoreId)>>,
     cur_wait: Cell<WaitOn>,
     cur_computing: Cell<bool>,
-    /// The running task asked to move to another core, arriving at the instant given.
-    cur_migrate: Cell<Option<(CoreId, SimTime)>>,
+    /// The running task asked to move to another core.
+    cur_migrate: Cell<Option<CoreId>>,
     /// The running task's role (index into `roles`), for per-role core time.
     cur_role: Cell<u16>,
     /// Role names; index 0 is `other`.
@@ -177,6 +177,11 @@ impl Inner {
         }
     }
 
+    /// The core task `key` runs on now (tasks can move: [`Cx::migrate`]).
+    pub fn task_core(&self, key: TaskKey) -> Option<CoreId> {
+        self.tasks.borrow().get(key).map(|s| s.core)
+    }
+
     /// The index of role `name`, naming it if it is new.
     pub fn role(&self, name: &str) -> u16 {
         let mut roles = self.roles.borrow_mut();
@@ -193,10 +198,10 @@ impl Inner {
         self.cur_role.set(role);
     }
 
-    /// Asks to move the running task to `core`, arriving at `at` (it leaves its core when it
-    /// suspends).
-    pub fn note_migrate(&self, core: CoreId, at: SimTime) {
-        self.cur_migrate.set(Some((core, at)));
+    /// Asks to move the running task to `core` (it leaves its core when it suspends, and runs
+    /// on `core` when next woken).
+    pub fn note_migrate(&self, core: CoreId) {
+        self.cur_migrate.set(Some(core));
     }
 
     /// Records that `core` is busy from now for `d` (a compute or a context switch).
@@ -334,14 +339,8 @@ impl Inner {
                 slot.wait = wait;
                 slot.role = role;
                 match migrate {
-                    Some((to, at)) => {
+                    Some(to) => {
                         slot.core = to;
-                        drop(tasks);
-                        if at <= self.now() {
-                            self.wake(key);
-                        } else {
-                            self.schedule(at, TimerAction::WakeTask(key));
-                        }
                         false // it leaves its core now
                     }
                     None => self.cur_computing.get(),

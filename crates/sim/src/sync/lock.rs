@@ -10,7 +10,9 @@
 //! of a firmware counts in one class, the way a profiler groups them.
 //!
 //! A spin lock whose holder runs on the waiter's own core cannot be spun for (the holder
-//! could never run again), so such a waiter sleeps instead, as coroutine firmware yields.
+//! could never run again), nor one that a waiter of the same core will get first, so such a
+//! waiter sleeps instead, as coroutine firmware yields. (Spinning is safe only for locks held
+//! for a bounded time by running tasks: never hold a spin lock across a wait for flash.)
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -106,7 +108,17 @@ impl LockClass {
 
 struct Waiter {
     granted: Cell<bool>,
+    /// The waiting task (its core can change while it waits: a sibling of a `join_all` may
+    /// move it), or its core if it is not a task of the executor.
+    task: Option<TaskKey>,
+    core: CoreId,
     waker: RefCell<Option<Waker>>,
+}
+
+impl Waiter {
+    fn core(&self, cx: &Cx) -> CoreId {
+        self.task.and_then(|k| cx.inner.task_core(k)).unwrap_or(self.core)
+    }
 }
 
 /// The state of one lock.
@@ -114,8 +126,11 @@ struct Waiter {
 struct State {
     held: bool,
     holder: Option<TaskKey>,
-    /// The core of the last holder (for the transfer cost and the spin rule).
-    holder_core: Option<CoreId>,
+    /// The task the lock belongs to (set when it is handed over, before that task runs
+    /// again) and its core then: the spin rule's.
+    owner: Option<(Option<TaskKey>, CoreId)>,
+    /// The core of the previous owner: taking the lock from another core pays the transfer.
+    last_core: Option<CoreId>,
     held_since: SimTime,
     waiters: VecDeque<Rc<Waiter>>,
 }
@@ -235,11 +250,17 @@ async fn acquire(
         if !st.held {
             st.held = true;
             st.holder = me;
+            st.owner = Some((me, core));
             return None;
         }
-        // Spinning against a holder on this very core would never end: sleep instead.
-        let spin = kind == LockKind::Spin && !core.is_unbound() && st.holder_core != Some(core);
-        let w = Rc::new(Waiter { granted: Cell::new(false), waker: RefCell::new(None) });
+        // Spinning for a lock that a task of this very core holds, or will get first, would
+        // never end (that task needs the core to run): sleep instead.
+        let owner_core = st.owner.map(|(task, c)| task.and_then(|k| cx.inner.task_core(k)).unwrap_or(c));
+        let spin = kind == LockKind::Spin
+            && !core.is_unbound()
+            && owner_core != Some(core)
+            && st.waiters.iter().all(|w| w.core(cx) != core);
+        let w = Rc::new(Waiter { granted: Cell::new(false), task: me, core, waker: RefCell::new(None) });
         st.waiters.push_back(w.clone());
         Some((w, spin, st.holder))
     });
@@ -251,9 +272,8 @@ async fn acquire(
         }
     }
     let cost = slot.with(|st| {
-        let moved = st.holder_core.is_some_and(|c| c != core);
+        let moved = st.last_core.is_some_and(|c| c != core);
         st.holder = me;
-        st.holder_core = Some(core);
         if moved { costs.transfer } else { SimDuration::ZERO }
     });
     // The core is stalled while the lock's cache line arrives: busy, like the atomic itself.
@@ -278,11 +298,16 @@ fn release(cx: &Cx, class: &LockClass, slot: &impl Slot) {
     let next = slot.with(|st| {
         assert!(st.held, "release of a lock that is not held");
         class.stats.borrow_mut().total_hold += now.since(st.held_since);
+        st.last_core = Some(cx.core()); // the lock word is in the releasing core's cache
         match st.waiters.pop_front() {
-            Some(w) => Some(w), // handed over: stays held
+            Some(w) => {
+                st.owner = Some((w.task, w.core(cx))); // handed over: stays held, now by the waiter
+                Some(w)
+            }
             None => {
                 st.held = false;
                 st.holder = None;
+                st.owner = None;
                 None
             }
         }
@@ -402,6 +427,45 @@ mod tests {
         assert_eq!(sim.core_stats()[1].busy, SimDuration::ZERO, "nobody spun");
         assert_eq!(table.busy(), 0, "free locks are forgotten");
         assert_eq!(class.stats().contended, 1);
+    }
+
+    /// Many tasks on three cores take one spin lock, some holding it across a sleep: a waiter
+    /// must never spin on a core whose task the lock is handed to first (it would keep that
+    /// task from running, forever). Every task gets through.
+    #[test]
+    fn spinning_never_starves_the_owner_of_its_core() {
+        let sim = Sim::new(1);
+        let cores: Vec<CoreId> =
+            (0..3).map(|i| sim.add_core(CoreSpec::new(format!("c{i}"), Frequency::mhz(1000)))).collect();
+        let cx = sim.cx();
+        let class = LockClass::new("hot");
+        let lock = Rc::new(Lock::new(
+            &cx,
+            &class,
+            LockKind::Spin,
+            LockCosts { acquire_cycles: 7, ..Default::default() },
+        ));
+        let done = Rc::new(Cell::new(0));
+        for i in 0..30u64 {
+            let (l, c, d) = (lock.clone(), cx.clone(), done.clone());
+            cx.spawn(cores[i as usize % 3], format!("t{i}"), async move {
+                for round in 0..20u64 {
+                    c.sleep(SimDuration::from_nanos((i * 7 + round * 13) % 50)).await;
+                    l.acquire().await;
+                    if (i + round) % 3 == 0 {
+                        c.sleep(SimDuration::from_nanos(40)).await; // held while suspended
+                    } else {
+                        c.compute(20).await;
+                    }
+                    l.release();
+                }
+                d.set(d.get() + 1);
+            });
+        }
+        sim.run().expect("no task is left spinning for a lock it can never get");
+        assert_eq!(done.get(), 30);
+        assert_eq!(class.stats().acquisitions, 600);
+        assert!(class.stats().contended > 0);
     }
 
     /// Waiters are served in the order they asked.
