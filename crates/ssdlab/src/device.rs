@@ -25,6 +25,14 @@ pub fn load(name: Option<&str>) -> Result<DeviceConfig> {
     Ok(DeviceConfig::load(path)?)
 }
 
+/// Applies `--set KEY=VALUE` overrides to `cfg`, in order.
+pub fn apply_sets(cfg: DeviceConfig, sets: &[String]) -> Result<DeviceConfig> {
+    sets.iter().try_fold(cfg, |cfg, kv| {
+        let (k, v) = kv.split_once('=').with_context(|| format!("--set {kv}: expected KEY=VALUE"))?;
+        cfg.set(k.trim(), v.trim()).with_context(|| format!("--set {kv}"))
+    })
+}
+
 /// The page store the command line asks for.
 pub fn store(common: &CommonArgs) -> Result<StoreChoice> {
     Ok(match (common.store, &common.image) {

@@ -56,6 +56,9 @@ pub enum Command {
     Config {
         /// A preset name or a TOML file. Default: softssd.
         device: Option<String>,
+        /// Set a field first, as `run --set KEY=VALUE` does (repeatable).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
     },
     /// Measure the simulator itself: events, flash transactions per wall-clock second, memory.
     Bench(BenchArgs),
@@ -237,6 +240,13 @@ pub struct StartArgs {
     /// `serve` on the same device with the same number. Default: the device's own.
     #[arg(long, conflicts_with = "state")]
     pub blocks: Option<u32>,
+    /// Set any configuration field for this run: a dotted path and a TOML value, e.g.
+    /// `--set ftl.cache.capacity=192MiB`, `--set architecture.kind=tradition --set
+    /// architecture.cores=4` (setting a section's `kind` starts it afresh). Repeatable, applied
+    /// in order, after --blocks; `ssdlab config DEVICE --set ...` prints the result. With
+    /// --state, the result must still fit the saved device (as a named device must).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
 }
 
 /// What to show or save beyond the summary.

@@ -23,7 +23,7 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Command::Replay(a) => replay::run(*a),
         Command::Phys(a) => phys::run(a),
         Command::Presets { name } => presets::run(name.as_deref()),
-        Command::Config { device } => config::run(device.as_deref()),
+        Command::Config { device, set } => config::run(device.as_deref(), &set),
         Command::Bench(a) => bench::run(a),
         Command::Plot(a) => plot::run(a),
         Command::Compare(a) => compare::run(a),

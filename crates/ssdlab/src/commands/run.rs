@@ -45,12 +45,13 @@ pub(crate) fn execute(
     common: &CommonArgs,
 ) -> Result<()> {
     let (mut cfg, start) = match &start.state {
-        Some(path) => from_snapshot(path, device, start.allow_config_change)?,
+        Some(path) => from_snapshot(path, device, start.allow_config_change, &start.set)?,
         None => {
             let mut cfg = device::load(device)?;
             if let Some(blocks) = start.blocks {
                 device::set_blocks(&mut cfg, blocks)?;
             }
+            let cfg = device::apply_sets(cfg, &start.set)?;
             let start = match start.precondition {
                 Some(Ageing::None) => Start::Fresh,
                 Some(Ageing::Fast(kind)) => Start::Precondition(kind),
@@ -176,13 +177,22 @@ pub(crate) fn prepare(
 
 /// The configuration and start for `--state`: the snapshot's own configuration, or the named
 /// device's if it matches.
-fn from_snapshot(path: &Path, device: Option<&str>, relaxed: bool) -> Result<(DeviceConfig, Start)> {
+fn from_snapshot(
+    path: &Path,
+    device: Option<&str>,
+    relaxed: bool,
+    sets: &[String],
+) -> Result<(DeviceConfig, Start)> {
     let snapshot = Snapshot::load(path)?;
-    let cfg = match device {
-        None => snapshot.info.config.clone(),
-        Some(name) => {
-            let cfg = device::load(Some(name))?;
-            for note in check_config(&snapshot.info.config, &cfg, relaxed)? {
+    let named = match device {
+        None => None,
+        Some(name) => Some(device::load(Some(name))?),
+    };
+    let cfg = match (named, sets.is_empty()) {
+        (None, true) => snapshot.info.config.clone(),
+        (named, _) => {
+            let cfg = device::apply_sets(named.unwrap_or_else(|| snapshot.info.config.clone()), sets)?;
+            for note in check_config(&snapshot.info.config, &cfg, relaxed || device.is_none())? {
                 eprintln!("note: {note}");
             }
             cfg
