@@ -23,6 +23,7 @@ use sim::trace::Trace;
 
 pub mod perfetto;
 pub mod serve;
+pub mod setup;
 
 /// Where a run starts from.
 pub enum Start {

@@ -34,7 +34,9 @@ const EXAMPLES: &str = "Examples:
   ssdlab config softssd > my.toml          start a configuration of your own from a preset
   ssdlab phys my.toml --op read --channels 1 --json out.json
   ssdlab run --json a.json --plot figs     save the report and draw its figures
-  ssdlab compare a.json b.json             what changed from a.json to b.json";
+  ssdlab compare a.json b.json             what changed from a.json to b.json
+  ssdlab run --set ftl.op=0.2 --set ftl.gc.victim=cost-benefit
+                                           change device settings by path";
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
@@ -213,7 +215,7 @@ impl std::str::FromStr for Ageing {
 }
 
 /// What a run ages the device to when neither `--precondition` nor `--state` says.
-pub const DEFAULT_AGEING: Precondition = Precondition::SteadyState { overwrites: 2.0 };
+pub use ssdlab::setup::DEFAULT_AGEING;
 
 /// The state a run starts from.
 #[derive(Args, Debug, Default)]
@@ -237,6 +239,11 @@ pub struct StartArgs {
     /// `serve` on the same device with the same number. Default: the device's own.
     #[arg(long, conflicts_with = "state")]
     pub blocks: Option<u32>,
+    /// Change one device setting by its path, e.g. ftl.op=0.2, ftl.gc.victim=cost-benefit or
+    /// controller.cores[0].clock=1GHz (repeatable; applied in order, before --blocks). The
+    /// value is TOML, or text.
+    #[arg(long = "set", value_name = "PATH=VALUE", conflicts_with = "state")]
+    pub set: Vec<String>,
 }
 
 /// What to show or save beyond the summary.
@@ -332,7 +339,7 @@ pub struct AgeArgs {
 #[derive(Args, Debug, Default)]
 pub struct JobArgs {
     /// A fio job file (the common INI subset; unsupported options are rejected by name).
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["rw", "bs", "bssplit", "iodepth", "numjobs", "rwmixread", "size", "offset", "random_distribution", "number_ios", "runtime", "ramp_time", "rate_iops", "rate", "time_based", "fio"])]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["rw", "bs", "bssplit", "iodepth", "numjobs", "rwmixread", "size", "offset", "random_distribution", "number_ios", "runtime", "ramp_time", "rate_iops", "rate", "time_based"])]
     pub job_file: Option<PathBuf>,
     /// I/O pattern: read, write, randread, randwrite, randrw, rw.
     #[arg(long)]
@@ -379,7 +386,7 @@ pub struct JobArgs {
     /// Keep going until --runtime has passed.
     #[arg(long)]
     pub time_based: bool,
-    /// Any other fio option as KEY=VALUE (repeatable).
+    /// Any other fio option as KEY=VALUE (repeatable; with --job-file, set in every job).
     #[arg(long, value_name = "KEY=VALUE")]
     pub fio: Vec<String>,
 }
