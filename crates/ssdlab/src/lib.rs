@@ -24,6 +24,7 @@ use sim::trace::Trace;
 pub mod perfetto;
 pub mod serve;
 pub mod setup;
+pub mod sweep;
 
 /// Where a run starts from.
 pub enum Start {

@@ -6,8 +6,10 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use firmware::ftl::Precondition;
 
 mod serve;
+mod sweep;
 
 pub use serve::{ServeArgs, TimingArg};
+pub use sweep::{SweepAction, SweepArgs, SweepCmd, SweepPlotArgs, WorkerArgs};
 
 /// ssdlab: a software SSD platform. Simulate flash firmware deterministically in virtual time
 /// and see everything inside.
@@ -35,6 +37,7 @@ const EXAMPLES: &str = "Examples:
   ssdlab phys my.toml --op read --channels 1 --json out.json
   ssdlab run --json a.json --plot figs     save the report and draw its figures
   ssdlab compare a.json b.json             what changed from a.json to b.json
+  ssdlab sweep op-gc.toml                  every run of a sweep file, on all cores, into one table
   ssdlab run --set ftl.op=0.2 --set ftl.gc.victim=cost-benefit
                                            change device settings by path";
 
@@ -71,6 +74,12 @@ pub enum Command {
     /// writes the data cache and the mapping to the image and checkpoints it, which after
     /// heavy writing takes seconds, saying what it is doing).
     Serve(Box<ServeArgs>),
+    /// Run many simulations over axes of settings and seeds, on every core (or a Ray
+    /// cluster), into one table; `ssdlab sweep plot` draws it.
+    Sweep(Box<SweepCmd>),
+    /// Run one spec of a sweep (used by `ssdlab sweep`).
+    #[command(hide = true)]
+    SweepWorker(WorkerArgs),
 }
 
 #[derive(Args, Debug)]
