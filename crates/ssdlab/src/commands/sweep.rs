@@ -5,7 +5,6 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use ssdlab::setup::RunSpec;
 use ssdlab::sweep::{
     BackendChoice, Budget, Plan, Store, Summary, SweepFile, SweepOptions, TableFormat, WorkerCommand,
     describe, execute, parse_wall,
@@ -155,12 +154,5 @@ fn listing(path: &Path, plan: &Plan, commands: bool) -> String {
 
 /// `ssdlab sweep-worker SPEC REPORT`: runs one spec and writes its report.
 pub fn worker(a: WorkerArgs) -> Result<()> {
-    let text = std::fs::read_to_string(&a.spec).with_context(|| format!("reading {}", a.spec.display()))?;
-    let spec = RunSpec::from_json(&text)?;
-    // Test hook: the failure-isolation test makes the run with this seed panic.
-    if std::env::var("SSDLAB_TEST_PANIC_SEED").ok().and_then(|s| s.parse::<u64>().ok()) == Some(spec.seed) {
-        panic!("SSDLAB_TEST_PANIC_SEED={}", spec.seed);
-    }
-    let report = spec.execute()?;
-    super::write_json(&a.report, &report)
+    Ok(ssdlab::sweep::run_worker(&a.spec, &a.report)?)
 }

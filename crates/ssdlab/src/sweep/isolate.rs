@@ -165,8 +165,11 @@ pub fn failure(status: ExitStatus, stderr: &str) -> String {
     let lines: Vec<&str> = stderr.lines().map(str::trim_end).filter(|l| !l.is_empty()).collect();
     if let Some(i) = lines.iter().position(|l| l.contains(" panicked at ")) {
         let at = lines[i].split(" panicked at ").nth(1).unwrap_or("").trim_end_matches(':');
-        let message: Vec<&str> =
-            lines[i + 1..].iter().take_while(|l| !l.starts_with("note:")).copied().collect();
+        let message: Vec<&str> = lines[i + 1..]
+            .iter()
+            .take_while(|l| !l.starts_with("note:") && !l.starts_with("stack backtrace:"))
+            .copied()
+            .collect();
         return format!("panicked: {} (at {at})", message.join(" "));
     }
     let last = lines.last().map(|l| l.trim_start_matches("ssdlab: ").to_string());

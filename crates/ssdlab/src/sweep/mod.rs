@@ -28,6 +28,7 @@ mod ray;
 mod recipe;
 mod store;
 mod table;
+mod worker;
 
 pub use backend::{SweepError, cores};
 pub use driver::{BackendChoice, Summary, SweepOptions, execute};
@@ -36,5 +37,7 @@ pub use file::{AxisSpec, Base, BudgetSpec, Combine, FileError, RangeSpec, SweepF
 pub use isolate::{Outcome, Running, WorkerCommand};
 pub use plan::{Axis, Budget, Plan, PlanError, PlannedRun, SetupError, Target, describe, parse_wall};
 pub use progress::Status;
+pub use recipe::Recipe;
 pub use store::{Store, StoreError, read_table};
 pub use table::{Column, ColumnData, RunResult, SWEEP_SCHEMA, Table};
+pub use worker::{PANIC_SEED_VAR, WorkerError, run_worker};

@@ -7,16 +7,14 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use firmware::config::DeviceConfig;
-use firmware::ftl::Precondition;
 use host::workload::JobSpec;
 use toml::Value;
 
 use super::expand::{self, MAX_RUNS};
 use super::file::{SweepFile, TableFormat};
-use super::recipe::{Recipe, value_text};
+use super::recipe::{Recipe, option_value, precondition, resolve, value_text, within};
 use crate::setup::{
-    DEFAULT_DEVICE, DeviceError, JobOption, RunSpec, SetError, Setting, WorkloadError, WorkloadSpec,
-    apply_settings, load_device,
+    DeviceError, JobOption, RunSpec, SetError, Setting, WorkloadError, apply_settings, load_device,
 };
 
 /// What an axis varies.
@@ -138,7 +136,7 @@ impl Plan {
     /// Checks `file` and lists its runs. Relative paths in it are relative to `dir`;
     /// `default_out` is the results directory when the file names none.
     pub fn new(file: &SweepFile, dir: &Path, default_out: &Path) -> Result<Plan, PlanError> {
-        let base = base_recipe(file, dir)?;
+        let base = Recipe::from_base(&file.base, dir).map_err(PlanError::Base)?;
         let mut devices = Devices::default();
         let base_cfg = devices.get(&base.device).map_err(|e| PlanError::Base(e.to_string()))?;
         apply_settings(&base_cfg, &base.sets).map_err(|e| PlanError::Base(format!("set {e}")))?;
@@ -216,75 +214,6 @@ impl Devices {
         let cfg = load_device(Some(name))?;
         self.0.insert(name.to_string(), cfg.clone());
         Ok(cfg)
-    }
-}
-
-/// A preset's name as is, a file's path relative to `dir`.
-fn resolve(name: &str, dir: &Path) -> String {
-    if firmware::presets::get(name).is_some() {
-        name.to_string()
-    } else {
-        within(dir, name).display().to_string()
-    }
-}
-
-/// `name` relative to `dir` (as given if `dir` is the current directory).
-fn within(dir: &Path, name: &str) -> PathBuf {
-    if dir == Path::new(".") { PathBuf::from(name) } else { dir.join(name) }
-}
-
-/// The base run of `file`.
-fn base_recipe(file: &SweepFile, dir: &Path) -> Result<Recipe, PlanError> {
-    let b = &file.base;
-    let mut sets = Vec::new();
-    flatten("", &b.set, &mut sets);
-    let mut options = Vec::new();
-    for (k, v) in &b.workload {
-        let value = option_value(v).map_err(|m| PlanError::Base(format!("workload.{k}: {m}")))?;
-        options.push(JobOption { key: k.clone(), value, label: format!("base: workload.{k}") });
-    }
-    let precondition = match b.precondition.as_deref() {
-        None => Some(crate::describe(crate::setup::DEFAULT_AGEING)),
-        Some(p) => precondition(p).map_err(|m| PlanError::Base(format!("precondition: {m}")))?,
-    };
-    Ok(Recipe {
-        device: resolve(b.device.as_deref().unwrap_or(DEFAULT_DEVICE), dir),
-        sets,
-        blocks: b.blocks,
-        precondition,
-        workload: WorkloadSpec { job_file: b.job_file.as_ref().map(|f| within(dir, f)), options },
-        seed: 1,
-    })
-}
-
-/// `set` tables as paths: `{ ftl = { op = 0.2 } }` and `{ "ftl.op" = 0.2 }` are both `ftl.op`.
-fn flatten(prefix: &str, t: &toml::Table, out: &mut Vec<Setting>) {
-    for (k, v) in t {
-        let path = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
-        match v {
-            Value::Table(inner) => flatten(&path, inner, out),
-            v => out.push(Setting::new(&path, v.clone())),
-        }
-    }
-}
-
-/// A fio option's value: text, a number, or `true` for a flag.
-fn option_value(v: &Value) -> Result<Option<String>, String> {
-    match v {
-        Value::String(s) => Ok(Some(s.clone())),
-        Value::Integer(i) => Ok(Some(i.to_string())),
-        Value::Float(f) => Ok(Some(f.to_string())),
-        Value::Boolean(true) => Ok(None),
-        Value::Boolean(false) => Ok(Some("0".into())),
-        other => Err(format!("expected text, a number or true/false, not {other}")),
-    }
-}
-
-/// `none` (a fresh device) or a preconditioning, checked.
-fn precondition(text: &str) -> Result<Option<String>, String> {
-    match text {
-        "none" => Ok(None),
-        p => p.parse::<Precondition>().map(|k| Some(crate::describe(k))),
     }
 }
 

@@ -1,10 +1,18 @@
 //! A run as the user would give it to `ssdlab run`: device, settings, blocks, preconditioning,
 //! workload and seed. It resolves to a [`RunSpec`] and prints as the equivalent command.
 
-use firmware::config::DeviceConfig;
+use std::path::{Path, PathBuf};
 
+use firmware::config::DeviceConfig;
+use firmware::ftl::Precondition;
+use toml::Value;
+
+use super::file::Base;
 use super::plan::SetupError;
-use crate::setup::{DeviceError, RunSpec, Setting, WorkloadSpec, apply_settings, set_blocks};
+use crate::setup::{
+    DEFAULT_AGEING, DEFAULT_DEVICE, DeviceError, JobOption, RunSpec, Setting, WorkloadSpec, apply_settings,
+    set_blocks,
+};
 
 pub use crate::setup::value_text;
 
@@ -69,6 +77,76 @@ impl Recipe {
     }
 }
 
+impl Recipe {
+    /// The run `base` describes (seed 1); relative paths in it are relative to `dir`.
+    pub fn from_base(b: &Base, dir: &Path) -> Result<Recipe, String> {
+        let mut sets = Vec::new();
+        flatten("", &b.set, &mut sets);
+        let mut options = Vec::new();
+        for (k, v) in &b.workload {
+            let value = option_value(v).map_err(|m| format!("workload.{k}: {m}"))?;
+            options.push(JobOption { key: k.clone(), value, label: format!("workload.{k}") });
+        }
+        let precondition = match b.precondition.as_deref() {
+            None => Some(crate::describe(DEFAULT_AGEING)),
+            Some(p) => precondition(p).map_err(|m| format!("precondition: {m}"))?,
+        };
+        Ok(Recipe {
+            device: resolve(b.device.as_deref().unwrap_or(DEFAULT_DEVICE), dir),
+            sets,
+            blocks: b.blocks,
+            precondition,
+            workload: WorkloadSpec { job_file: b.job_file.as_ref().map(|f| within(dir, f)), options },
+            seed: 1,
+        })
+    }
+}
+
+/// `set` tables as paths: `{ ftl = { op = 0.2 } }` and `{ "ftl.op" = 0.2 }` are both `ftl.op`.
+fn flatten(prefix: &str, t: &toml::Table, out: &mut Vec<Setting>) {
+    for (k, v) in t {
+        let path = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+        match v {
+            Value::Table(inner) => flatten(&path, inner, out),
+            v => out.push(Setting::new(&path, v.clone())),
+        }
+    }
+}
+
+/// A fio option's value: text, a number, or `true` for a flag.
+pub fn option_value(v: &Value) -> Result<Option<String>, String> {
+    match v {
+        Value::String(s) => Ok(Some(s.clone())),
+        Value::Integer(i) => Ok(Some(i.to_string())),
+        Value::Float(f) => Ok(Some(f.to_string())),
+        Value::Boolean(true) => Ok(None),
+        Value::Boolean(false) => Ok(Some("0".into())),
+        other => Err(format!("expected text, a number or true/false, not {other}")),
+    }
+}
+
+/// `none` (a fresh device) or a preconditioning, checked.
+pub fn precondition(text: &str) -> Result<Option<String>, String> {
+    match text {
+        "none" => Ok(None),
+        p => p.parse::<Precondition>().map(|k| Some(crate::describe(k))),
+    }
+}
+
+/// A preset's name as is, a file's path relative to `dir`.
+pub fn resolve(name: &str, dir: &Path) -> String {
+    if firmware::presets::get(name).is_some() {
+        name.to_string()
+    } else {
+        within(dir, name).display().to_string()
+    }
+}
+
+/// `name` relative to `dir` (as given if `dir` is the current directory).
+pub fn within(dir: &Path, name: &str) -> PathBuf {
+    if dir == Path::new(".") { PathBuf::from(name) } else { dir.join(name) }
+}
+
 /// `s` quoted for a POSIX shell where needed.
 fn quote(s: &str) -> String {
     let safe = |c: char| c.is_ascii_alphanumeric() || "_-.,:/=%+@".contains(c);
@@ -82,8 +160,6 @@ fn quote(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::setup::JobOption;
-    use toml::Value;
 
     #[test]
     fn the_command_says_everything_that_makes_the_run() {

@@ -16,6 +16,7 @@ mod serve_fs;
 mod serve_start;
 mod shape;
 mod snapshot;
+mod sweep;
 mod trace_events;
 
 use std::path::{Path, PathBuf};
