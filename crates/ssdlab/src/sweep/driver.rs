@@ -83,9 +83,8 @@ fn resume(plan: &Plan, store: &Store, retry: bool) -> (Vec<Option<RunResult>>, V
 
 /// Runs `plan`.
 pub fn execute(plan: &Plan, opts: &SweepOptions) -> Result<Summary, SweepError> {
-    let store = Store::open(&plan.out)?;
     let format = opts.table.unwrap_or(plan.table);
-    let (mut results, todo) = resume(plan, &store, opts.retry_failed);
+    let (mut results, todo) = resume(plan, &Store::existing(&plan.out), opts.retry_failed);
     let mut status =
         Status { total: plan.runs.len(), skipped: plan.runs.len() - todo.len(), ..Status::default() };
     let budget = Budget {
@@ -104,15 +103,18 @@ pub fn execute(plan: &Plan, opts: &SweepOptions) -> Result<Summary, SweepError> 
         runs.push(i);
     }
     let mut workers = 0;
+    let mut store = None;
     if !queue.is_empty() {
+        // Connect first: a cluster that cannot be reached is an error before anything is written.
         let mut backend: Box<dyn Backend> = match &opts.backend {
             BackendChoice::Local { workers: w, worker } => {
                 workers = w.or(plan.workers).unwrap_or_else(cores).max(1);
                 let budget = Budget { memory: budget.memory.or_else(|| default_memory(workers)), ..budget };
-                Box::new(Local::new(worker.clone(), store.scratch(), budget, workers))
+                Box::new(Local::new(worker.clone(), Store::existing(&plan.out).scratch(), budget, workers))
             }
             BackendChoice::Ray { address, python } => Box::new(Ray::connect(python, address, budget)?),
         };
+        let store = store.insert(Store::open(&plan.out)?);
         let bar = Bar::new(&status, opts.progress);
         let mut in_flight = 0;
         let mut written = Instant::now();
@@ -126,7 +128,7 @@ pub fn execute(plan: &Plan, opts: &SweepOptions) -> Result<Summary, SweepError> 
             for (i, outcome) in backend.poll()? {
                 in_flight -= 1;
                 let hash = &plan.runs[i].hash;
-                let result = record(&store, hash, outcome)?;
+                let result = record(store, hash, outcome)?;
                 for &j in &same[hash.as_str()] {
                     status.ran += 1;
                     status.failed += usize::from(matches!(result, RunResult::Failed(_)));
@@ -141,6 +143,10 @@ pub fn execute(plan: &Plan, opts: &SweepOptions) -> Result<Summary, SweepError> 
         }
         bar.finish();
     }
+    let store = match store {
+        Some(s) => s,
+        None => Store::open(&plan.out)?,
+    };
     let table = Table::build(plan, &results);
     let table_path = store.write_table(&table, format)?;
     let _ = std::fs::remove_dir(store.scratch());
