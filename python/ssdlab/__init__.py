@@ -26,7 +26,7 @@ from ._report import Report
 if TYPE_CHECKING:
     import pandas
 
-__all__ = ["Report", "SsdlabError", "load_sweep", "plan", "presets", "run", "sweep", "__version__"]
+__all__ = ["Report", "SsdlabError", "load_sweep", "plan", "plot", "presets", "run", "sweep", "__version__"]
 
 __version__: str = _native.version()
 
@@ -164,6 +164,23 @@ def _connected_ray() -> str | None:
     if ray is not None and ray.is_initialized():
         return str(ray.get_runtime_context().gcs_address)
     return None
+
+
+def plot(
+    results: PathLike,
+    x: str,
+    y: str,
+    *,
+    hue: str | None = None,
+    where: Mapping[str, Any] | None = None,
+    out: PathLike | None = None,
+) -> Path:
+    """Draws a metric of a sweep's results against an axis (`ssdlab sweep plot`): a line (or
+    bars, for a text axis) per value of `hue`, the mean over the seeds with ±1 standard
+    deviation. Every other axis with several values must be fixed in `where`. Writes PNG or
+    SVG by the extension of `out` (default RESULTS/Y-by-X[-HUE].png) and returns the file."""
+    filters = [f"{k}={v}" for k, v in (where or {}).items()]
+    return Path(_native.plot(os.fspath(results), x, y, hue, filters, None if out is None else os.fspath(out)))
 
 
 def load_sweep(results: PathLike) -> "pandas.DataFrame":

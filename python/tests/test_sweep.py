@@ -68,3 +68,14 @@ def test_the_table_matches_the_commands_sweep_and_single_runs(small_sweep: dict,
                         set={"ftl.op": row["ftl.op"], "ftl.gc.victim": row["ftl.gc.victim"]})
     assert deterministic(single.to_dict()) == deterministic(json.loads((tmp_path / "py" / row["report"]).read_text()))
     assert single.waf.waf == row["waf"]
+
+
+def test_plot_draws_the_results(small_sweep: dict, tmp_path: Path):
+    out = tmp_path / "p"
+    ssdlab.sweep(small_sweep, out=out, progress=False)
+    png = ssdlab.plot(out, "ftl.op", "waf", hue="ftl.gc.victim")
+    assert png == out / "waf-by-ftl.op-ftl.gc.victim.png" and png.read_bytes()[1:4] == b"PNG"
+    svg = ssdlab.plot(out, "ftl.gc.victim", "write_p99_us", where={"ftl.op": 0.2}, out=tmp_path / "w.svg")
+    assert "write_p99_us" in svg.read_text()
+    with pytest.raises(ssdlab.SsdlabError, match="axis `ftl.gc.victim` has 2 values here"):
+        ssdlab.plot(out, "ftl.op", "waf")

@@ -228,6 +228,22 @@ pub fn run_isolated(
     })
 }
 
+/// Draws a sweep's chart (PNG or SVG by the extension of `out`, default beside the
+/// results); returns the file.
+#[pyfunction]
+#[pyo3(signature = (results, x, y, hue=None, filter=Vec::new(), out=None))]
+pub fn plot(
+    results: PathBuf,
+    x: String,
+    y: String,
+    hue: Option<String>,
+    filter: Vec<String>,
+    out: Option<PathBuf>,
+) -> PyResult<PathBuf> {
+    let spec = ssdlab::sweep::ChartSpec { x, y, hue, filter };
+    ssdlab::sweep::draw_chart(&results, &spec, out.as_deref()).map_err(fail)
+}
+
 /// The worker: runs the spec in the file `spec`, writes the report to `report`.
 #[pyfunction]
 pub fn worker(py: Python<'_>, spec: PathBuf, report: PathBuf) -> PyResult<()> {

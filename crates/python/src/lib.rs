@@ -26,6 +26,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(calls::run, m)?)?;
     m.add_function(wrap_pyfunction!(calls::plan, m)?)?;
     m.add_function(wrap_pyfunction!(calls::sweep, m)?)?;
+    m.add_function(wrap_pyfunction!(calls::plot, m)?)?;
     m.add_function(wrap_pyfunction!(calls::run_isolated, m)?)?;
     m.add_function(wrap_pyfunction!(calls::worker, m)?)?;
     Ok(())

@@ -16,6 +16,7 @@
 //! whose axes grew runs only the new points.
 
 mod backend;
+mod chart;
 mod csv;
 mod driver;
 mod expand;
@@ -31,6 +32,7 @@ mod table;
 mod worker;
 
 pub use backend::{SweepError, cores};
+pub use chart::{ChartError, ChartSpec, chart, default_chart_path, draw_chart};
 pub use driver::{BackendChoice, Summary, SweepOptions, execute};
 pub use expand::MAX_RUNS;
 pub use file::{AxisSpec, Base, BudgetSpec, Combine, FileError, RangeSpec, SweepFile, TableFormat, Values};
