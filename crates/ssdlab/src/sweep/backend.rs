@@ -74,7 +74,7 @@ impl Backend for Local {
             None => true,
         });
         if done.is_empty() {
-            std::thread::sleep(Duration::from_millis(20));
+            std::thread::sleep(Duration::from_millis(5));
         }
         Ok(done)
     }
