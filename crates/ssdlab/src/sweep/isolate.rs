@@ -81,13 +81,11 @@ impl Running {
         {
             return Some(self.kill(format!("exceeded the time budget of {} (killed)", wall(limit))));
         }
-        if let (Some(limit), Some(rss)) = (self.budget.memory, resident(self.child.id())) {
-            if rss > limit {
-                let (l, r) = (sim::ByteSize(limit), sim::ByteSize(rss));
-                return Some(
-                    self.kill(format!("exceeded the memory budget of {l:#} (resident {r:#}, killed)")),
-                );
-            }
+        if let (Some(limit), Some(rss)) = (self.budget.memory, resident(self.child.id()))
+            && rss > limit
+        {
+            let (l, r) = (sim::ByteSize(limit), sim::ByteSize(rss));
+            return Some(self.kill(format!("exceeded the memory budget of {l:#} (resident {r:#}, killed)")));
         }
         None
     }

@@ -125,7 +125,7 @@ pub enum PlanError {
         /// Its axis values and seed.
         point: String,
         /// What is wrong.
-        error: SetupError,
+        error: Box<SetupError>,
     },
     /// The seeds, the combination, the budget or the output are wrong.
     #[error("{0}")]
@@ -176,7 +176,7 @@ impl Plan {
                 let spec = recipe.spec(&mut |name| devices.get(name)).map_err(|error| PlanError::Run {
                     index,
                     point: describe(&axes, &values, seed),
-                    error,
+                    error: Box::new(error),
                 })?;
                 let hash = spec.hash();
                 let command = recipe.command();

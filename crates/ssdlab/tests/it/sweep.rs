@@ -78,7 +78,7 @@ fn grids_zips_and_ranges_expand_as_listed() {
     let hashes: std::collections::BTreeSet<&str> = rows.iter().map(|r| r[6]).collect();
     assert_eq!(hashes.len(), 18, "every run has its own inputs");
 
-    let (_d, file) = setup(&format!("combine = \"zip\"\n{BASE}{}", axes.replace("0.3", "0.3")));
+    let (_d, file) = setup(&format!("combine = \"zip\"\n{BASE}{axes}"));
     let out = ok(&["sweep", file.to_str().unwrap(), "--dry-run"]);
     let rows: Vec<Vec<&str>> = out.lines().skip(2).map(|l| l.split_whitespace().collect()).collect();
     assert_eq!(
