@@ -8,19 +8,9 @@ from pathlib import Path
 
 import pytest
 
-# 2 ch x 2 ways x 2 planes x 64 blocks x 32 pages of 16 KiB, 15% spare: a run takes milliseconds.
-SMALL = """
-name = "small"
-[geometry]
-channels = 2
-ways = 2
-planes = 2
-blocks = 64
-pages = 32
-page_size = "16KiB"
-[ftl]
-op = 0.15
-"""
+# 2 ch x 2 ways x 2 planes x 64 blocks x 32 pages of 16 KiB, 15% spare: a run takes
+# milliseconds. The Rust tests' small device.
+SMALL = (Path(__file__).resolve().parents[2] / "crates/ssdlab/tests/it/small.toml").read_text()
 
 WORKLOAD = {"rw": "randwrite", "number_ios": 1500, "numjobs": 1, "size": "100%"}
 

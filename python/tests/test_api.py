@@ -99,3 +99,21 @@ def test_stubs_declare_every_native_function():
     native = {n for n in dir(ssdlab._native) if not n.startswith("_")}
     assert native == declared
     assert (Path(ssdlab.__file__).parent / "py.typed").exists()
+
+
+def test_report_stubs_name_real_fields(device: Path):
+    """Every field the Report stub declares is in a real report, and every top-level field is declared."""
+    tree = ast.parse((Path(ssdlab.__file__).parent / "_report.pyi").read_text())
+    classes = {c.name: c for c in tree.body if isinstance(c, ast.ClassDef)}
+
+    def fields(name: str) -> dict[str, str]:
+        return {a.target.id: ast.unparse(a.annotation) for a in classes[name].body if isinstance(a, ast.AnnAssign)}
+
+    report = ssdlab.run(str(device), workload={**WORKLOAD, "rw": "randrw"}).to_dict()
+    assert set(fields("Report")) == set(report)
+    for field, kind in fields("Report").items():
+        if kind in classes and kind != "Section":
+            assert set(fields(kind)) == set(report[field]), field
+    assert set(fields("OpReport")) == set(report["ops"]["read"])
+    assert set(fields("Latency")) == set(report["ops"]["read"]["latency_ns"])
+    assert set(fields("HitRatio")) == set(report["cache"]["data"])

@@ -224,6 +224,15 @@ mod tests {
     use crate::compare::tests::report;
 
     #[test]
+    fn every_metric_is_documented() {
+        let doc = include_str!("../../../docs/report-schema.md");
+        let table = &doc[doc.find("## In a sweep's table").expect("the section")..];
+        for h in headlines() {
+            assert!(table.contains(&format!("`{}`", h.name)), "{} is not in docs/report-schema.md", h.name);
+        }
+    }
+
+    #[test]
     fn names_are_unique_and_values_come_from_the_report() {
         let mut names: Vec<&str> = headlines().map(|h| h.name).collect();
         let n = names.len();
