@@ -15,6 +15,7 @@ pub struct SweepCmd {
 }
 
 const SWEEP_HELP: &str = "A sweep file names a base run, the axes and the seeds:
+  seeds = [1, 2, 3]
   [base]
   device = \"softssd\"
   blocks = 64
@@ -22,11 +23,10 @@ const SWEEP_HELP: &str = "A sweep file names a base run, the axes and the seeds:
   [[axis]]
   key = \"ftl.op\"                       # any --set path, workload.OPTION, device, blocks, precondition
   values = [0.07, 0.15, 0.28]          # or { from = 0.1, to = 0.3, step = 0.1 }
-  seeds = [1, 2, 3]
 
 Results go to OUT/results.parquet (one row per run: axis values, seed, status, headline metrics),
 OUT/sweep.json and OUT/runs/HASH.json (each run's full report). A second invocation runs only
-the runs whose results are missing. See the README's \"Sweeps\" section.";
+the runs whose results are missing. See the README's \"Sweeps and Python\".";
 
 #[derive(Subcommand, Debug)]
 pub enum SweepAction {

@@ -195,10 +195,7 @@ fn from_snapshot(path: &Path, device: Option<&str>, relaxed: bool) -> Result<(De
 
 /// `cfg` with the `--set` changes applied.
 pub(crate) fn settings(cfg: DeviceConfig, set: &[String]) -> Result<DeviceConfig> {
-    let settings = set
-        .iter()
-        .map(|s| s.parse::<Setting>().with_context(|| "--set".to_string()))
-        .collect::<Result<Vec<_>>>()?;
+    let settings = set.iter().map(|s| s.parse::<Setting>().context("--set")).collect::<Result<Vec<_>>>()?;
     apply_settings(&cfg, &settings).context("--set")
 }
 

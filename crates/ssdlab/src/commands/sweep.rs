@@ -78,6 +78,7 @@ fn report(path: &Path, plan: &Plan, s: &Summary, secs: f64) -> String {
     let failed = if st.failed > 0 { format!(" ({} failed)", st.failed) } else { String::new() };
     let on = match (&opts_backend(s), st.ran) {
         (_, 0) => "nothing to run".to_string(),
+        (Some(1), _) => "1 worker".into(),
         (Some(w), _) => format!("{w} workers"),
         (None, _) => "on ray".into(),
     };
