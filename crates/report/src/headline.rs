@@ -40,44 +40,39 @@ use MetricKind::{Count, Real};
 macro_rules! op_metrics {
     ($op:literal) => {
         [
-            Headline {
-                name: concat!($op, "_iops"),
-                kind: Real,
-                doc: concat!($op, "s per second of simulated time (ops.", $op, ".iops)"),
-                get: |r| op(r, $op).map(|o| o.throughput.iops),
-            },
-            Headline {
-                name: concat!($op, "_mean_us"),
-                kind: Real,
-                doc: concat!("mean ", $op, " latency, us"),
-                get: |r| op(r, $op).map(|o| o.latency_ns.mean / 1e3),
-            },
-            Headline {
-                name: concat!($op, "_p50_us"),
-                kind: Real,
-                doc: concat!("median ", $op, " latency, us"),
-                get: |r| op(r, $op).map(|o| o.latency_ns.p50 as f64 / 1e3),
-            },
-            Headline {
-                name: concat!($op, "_p99_us"),
-                kind: Real,
-                doc: concat!("99th percentile ", $op, " latency, us"),
-                get: |r| op(r, $op).map(|o| o.latency_ns.p99 as f64 / 1e3),
-            },
-            Headline {
-                name: concat!($op, "_p999_us"),
-                kind: Real,
-                doc: concat!("99.9th percentile ", $op, " latency, us"),
-                get: |r| op(r, $op).map(|o| o.latency_ns.p999 as f64 / 1e3),
-            },
-            Headline {
-                name: concat!($op, "_max_us"),
-                kind: Real,
-                doc: concat!("longest ", $op, ", us"),
-                get: |r| op(r, $op).map(|o| o.latency_ns.max as f64 / 1e3),
-            },
+            h(
+                concat!($op, "_iops"),
+                Real,
+                concat!($op, "s per second of simulated time (ops.", $op, ".iops)"),
+                |r| op(r, $op).map(|o| o.throughput.iops),
+            ),
+            h(concat!($op, "_mean_us"), Real, concat!("mean ", $op, " latency, us"), |r| {
+                op(r, $op).map(|o| o.latency_ns.mean / 1e3)
+            }),
+            h(concat!($op, "_p50_us"), Real, concat!("median ", $op, " latency, us"), |r| {
+                op(r, $op).map(|o| o.latency_ns.p50 as f64 / 1e3)
+            }),
+            h(concat!($op, "_p99_us"), Real, concat!("99th percentile ", $op, " latency, us"), |r| {
+                op(r, $op).map(|o| o.latency_ns.p99 as f64 / 1e3)
+            }),
+            h(concat!($op, "_p999_us"), Real, concat!("99.9th percentile ", $op, " latency, us"), |r| {
+                op(r, $op).map(|o| o.latency_ns.p999 as f64 / 1e3)
+            }),
+            h(concat!($op, "_max_us"), Real, concat!("longest ", $op, ", us"), |r| {
+                op(r, $op).map(|o| o.latency_ns.max as f64 / 1e3)
+            }),
         ]
     };
+}
+
+/// A headline metric (shorter to list than the struct).
+const fn h(
+    name: &'static str,
+    kind: MetricKind,
+    doc: &'static str,
+    get: fn(&Report) -> Option<f64>,
+) -> Headline {
+    Headline { name, kind, doc, get }
 }
 
 fn op<'a>(r: &'a Report, name: &str) -> Option<&'a OpReport> {
@@ -89,129 +84,43 @@ fn mean(v: &[f64]) -> Option<f64> {
 }
 
 const TOTALS: [Headline; 3] = [
-    Headline {
-        name: "iops",
-        kind: Real,
-        doc: "commands per second, all directions (total.iops)",
-        get: |r| Some(r.total.iops),
-    },
-    Headline {
-        name: "mb_per_s",
-        kind: Real,
-        doc: "10^6 bytes per second (total.mb_per_s)",
-        get: |r| Some(r.total.mb_per_s),
-    },
-    Headline {
-        name: "errors",
-        kind: Count,
-        doc: "failed commands, all directions",
-        get: |r| Some(r.ops.values().map(|o| o.errors).sum::<u64>() as f64),
-    },
+    h("iops", Real, "commands per second, all directions (total.iops)", |r| Some(r.total.iops)),
+    h("mb_per_s", Real, "10^6 bytes per second (total.mb_per_s)", |r| Some(r.total.mb_per_s)),
+    h("errors", Count, "failed commands, all directions", |r| {
+        Some(r.ops.values().map(|o| o.errors).sum::<u64>() as f64)
+    }),
 ];
 
 const READ: [Headline; 6] = op_metrics!("read");
 const WRITE: [Headline; 6] = op_metrics!("write");
 
 const DEVICE: [Headline; 16] = [
-    Headline { name: "waf", kind: Real, doc: "write amplification (waf.waf)", get: |r| Some(r.waf.waf) },
-    Headline {
-        name: "data_waf",
-        kind: Real,
-        doc: "write amplification without translation pages",
-        get: |r| Some(r.waf.data_waf),
-    },
-    Headline {
-        name: "gc_invocations",
-        kind: Count,
-        doc: "GC victims collected",
-        get: |r| Some(r.gc.invocations as f64),
-    },
-    Headline {
-        name: "gc_units_moved",
-        kind: Count,
-        doc: "units moved by GC and WL",
-        get: |r| Some(r.gc.units_moved as f64),
-    },
-    Headline {
-        name: "gc_foreground_waits",
-        kind: Count,
-        doc: "host writes that waited for GC",
-        get: |r| Some(r.gc.foreground_waits as f64),
-    },
-    Headline {
-        name: "blocks_erased",
-        kind: Count,
-        doc: "blocks erased",
-        get: |r| Some(r.gc.blocks_erased as f64),
-    },
-    Headline {
-        name: "free_blocks",
-        kind: Count,
-        doc: "free blocks at the end",
-        get: |r| Some(r.gc.free_blocks as f64),
-    },
-    Headline {
-        name: "erases_mean",
-        kind: Real,
-        doc: "mean erase count of a block (wear.mean)",
-        get: |r| Some(r.wear.mean),
-    },
-    Headline {
-        name: "erases_max",
-        kind: Count,
-        doc: "largest erase count of a block",
-        get: |r| Some(f64::from(r.wear.max)),
-    },
-    Headline {
-        name: "data_cache_hit_ratio",
-        kind: Real,
-        doc: "data-cache hit ratio, 0 to 1",
-        get: |r| Some(r.cache.data.ratio),
-    },
-    Headline {
-        name: "cmt_hit_ratio",
-        kind: Real,
-        doc: "mapping-cache hit ratio, 0 to 1 (none without DFTL)",
-        get: |r| r.cache.mapping.as_ref().map(|m| m.ratio),
-    },
-    Headline {
-        name: "channel_busy",
-        kind: Real,
-        doc: "mean busy fraction of the channels",
-        get: |r| mean(&r.utilisation.channels),
-    },
-    Headline {
-        name: "die_busy",
-        kind: Real,
-        doc: "mean busy fraction of the dies",
-        get: |r| mean(&r.utilisation.dies),
-    },
-    Headline {
-        name: "flash_reads",
-        kind: Count,
-        doc: "page reads through the FIL",
-        get: |r| Some(r.flash.reads as f64),
-    },
-    Headline {
-        name: "flash_programs",
-        kind: Count,
-        doc: "page programs through the FIL",
-        get: |r| Some(r.flash.programs as f64),
-    },
-    Headline {
-        name: "sim_time_ms",
-        kind: Real,
-        doc: "simulated time of the run, ms",
-        get: |r| Some(r.sim_time_ns as f64 / 1e6),
-    },
+    h("waf", Real, "write amplification (waf.waf)", |r| Some(r.waf.waf)),
+    h("data_waf", Real, "write amplification without translation pages", |r| Some(r.waf.data_waf)),
+    h("gc_invocations", Count, "GC victims collected", |r| Some(r.gc.invocations as f64)),
+    h("gc_units_moved", Count, "units moved by GC and WL", |r| Some(r.gc.units_moved as f64)),
+    h("gc_foreground_waits", Count, "host writes that waited for GC", |r| Some(r.gc.foreground_waits as f64)),
+    h("blocks_erased", Count, "blocks erased", |r| Some(r.gc.blocks_erased as f64)),
+    h("free_blocks", Count, "free blocks at the end", |r| Some(r.gc.free_blocks as f64)),
+    h("erases_mean", Real, "mean erase count of a block (wear.mean)", |r| Some(r.wear.mean)),
+    h("erases_max", Count, "largest erase count of a block", |r| Some(f64::from(r.wear.max))),
+    h("data_cache_hit_ratio", Real, "data-cache hit ratio, 0 to 1", |r| Some(r.cache.data.ratio)),
+    h("cmt_hit_ratio", Real, "mapping-cache hit ratio, 0 to 1 (none without DFTL)", |r| {
+        r.cache.mapping.as_ref().map(|m| m.ratio)
+    }),
+    h("channel_busy", Real, "mean busy fraction of the channels", |r| mean(&r.utilisation.channels)),
+    h("die_busy", Real, "mean busy fraction of the dies", |r| mean(&r.utilisation.dies)),
+    h("flash_reads", Count, "page reads through the FIL", |r| Some(r.flash.reads as f64)),
+    h("flash_programs", Count, "page programs through the FIL", |r| Some(r.flash.programs as f64)),
+    h("sim_time_ms", Real, "simulated time of the run, ms", |r| Some(r.sim_time_ns as f64 / 1e6)),
 ];
 
-const WALL: [Headline; 1] = [Headline {
-    name: "wall_time_s",
-    kind: Real,
-    doc: "host wall-clock time of the simulation, s (the only column that differs between runs of the same inputs)",
-    get: |r| Some(r.wall_time_s),
-}];
+const WALL: [Headline; 1] = [h(
+    "wall_time_s",
+    Real,
+    "host wall-clock time of the simulation, s (the only column that differs between runs of the same inputs)",
+    |r| Some(r.wall_time_s),
+)];
 
 /// Every headline metric, in table order.
 pub fn headlines() -> impl Iterator<Item = &'static Headline> {
