@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -20,6 +21,10 @@ else:
     ray = pytest.importorskip("ray")
 
 
+# The `ray` command of this Python (beside its executable), else the one on PATH.
+RAY = str(Path(sys.executable).with_name("ray")) if Path(sys.executable).with_name("ray").exists() else "ray"
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -30,14 +35,14 @@ def free_port() -> int:
 def cluster():
     port = free_port()
     subprocess.run(
-        ["ray", "start", "--head", "--node-ip-address=127.0.0.1", f"--port={port}", "--num-cpus=2",
+        [RAY, "start", "--head", "--node-ip-address=127.0.0.1", f"--port={port}", "--num-cpus=2",
          "--include-dashboard=false", "--disable-usage-stats"],
         check=True, capture_output=True,
     )
     try:
         yield f"127.0.0.1:{port}"
     finally:
-        subprocess.run(["ray", "stop", "--force"], capture_output=True)
+        subprocess.run([RAY, "stop", "--force"], capture_output=True)
 
 
 def without_wall(df: pd.DataFrame) -> pd.DataFrame:
@@ -60,7 +65,7 @@ def test_a_ray_sweep_gives_the_local_table(cluster: str, small_sweep: dict, tmp_
         'workload = { rw = "randwrite", number_ios = 1500, numjobs = 1, size = "100%" }\n'
         '[[axis]]\nkey = "ftl.op"\nvalues = [0.1, 0.2]\n[[axis]]\nkey = "ftl.gc.victim"\nvalues = ["greedy", "fifo"]\n'
     )
-    env = {**os.environ, "SSDLAB_PYTHON": os.sys.executable, "SSDLAB_TEST_PANIC_SEED": "2"}
+    env = {**os.environ, "SSDLAB_PYTHON": sys.executable, "SSDLAB_TEST_PANIC_SEED": "2"}
     out = subprocess.run([cli, "sweep", str(sweep_file), "--ray", cluster, "--out", str(tmp_path / "cli")],
                          capture_output=True, text=True, env=env)
     assert out.returncode == 0, out.stderr
@@ -82,7 +87,7 @@ def test_an_unreachable_address_is_one_error_before_any_run(small_sweep: dict, t
     assert not (tmp_path / "x").exists(), "no run started"
     sweep_file = tmp_path / "s.json"
     sweep_file.write_text("[base]\ndevice = \"softssd\"\n")
-    env = {**os.environ, "SSDLAB_PYTHON": os.sys.executable}
+    env = {**os.environ, "SSDLAB_PYTHON": sys.executable}
     out = subprocess.run([cli, "sweep", str(sweep_file), "--ray", "127.0.0.1:1", "--out", str(tmp_path / "y")],
                          capture_output=True, text=True, env=env)
     assert out.returncode == 1 and out.stderr.startswith("ssdlab: ray: cannot reach the Ray cluster at 127.0.0.1:1")

@@ -136,6 +136,7 @@ impl Plan {
     /// Checks `file` and lists its runs. Relative paths in it are relative to `dir`;
     /// `default_out` is the results directory when the file names none.
     pub fn new(file: &SweepFile, dir: &Path, default_out: &Path) -> Result<Plan, PlanError> {
+        let budget = budget(file)?;
         let base = Recipe::from_base(&file.base, dir).map_err(PlanError::Base)?;
         let mut devices = Devices::default();
         let base_cfg = devices.get(&base.device).map_err(|e| PlanError::Base(e.to_string()))?;
@@ -189,7 +190,7 @@ impl Plan {
             out: file.out.as_ref().map_or_else(|| default_out.to_path_buf(), |o| within(dir, o)),
             table: file.table,
             workers: file.workers,
-            budget: budget(file)?,
+            budget,
         })
     }
 }
