@@ -218,13 +218,15 @@ pub fn run_isolated(
         );
         let budget = Budget { time: time_s.map(Duration::from_secs_f64), memory };
         let worker = WorkerCommand { program: python, args: vec!["-m".into(), "ssdlab._worker".into()] };
-        match Running::start(&worker, &spec, &scratch, &tag, budget) {
+        let outcome = match Running::start(&worker, &spec, &scratch, &tag, budget) {
             Ok(run) => match run.wait() {
                 ssdlab::sweep::Outcome::Done(report) => (true, report),
                 ssdlab::sweep::Outcome::Failed(e) => (false, e),
             },
             Err(e) => (false, format!("cannot start {}: {e}", worker.program.display())),
-        }
+        };
+        let _ = std::fs::remove_dir(&scratch);
+        outcome
     })
 }
 
