@@ -249,8 +249,8 @@ pub struct StartArgs {
     #[arg(long, conflicts_with = "state")]
     pub blocks: Option<u32>,
     /// Change one device setting by its path, e.g. ftl.op=0.2, ftl.gc.victim=cost-benefit or
-    /// controller.cores[0].clock=1GHz (repeatable; applied in order, before --blocks). The
-    /// value is TOML, or text.
+    /// controller.cores[0].clock=1GHz (repeatable; applied in order, after --blocks). The
+    /// value is TOML, or text; setting a section's `kind` starts that section afresh.
     #[arg(long = "set", value_name = "PATH=VALUE", conflicts_with = "state")]
     pub set: Vec<String>,
 }

@@ -48,10 +48,11 @@ pub(crate) fn execute(
     let (mut cfg, start) = match &start.state {
         Some(path) => from_snapshot(path, device, start.allow_config_change)?,
         None => {
-            let mut cfg = settings(device::load(device)?, &start.set)?;
+            let mut cfg = device::load(device)?;
             if let Some(blocks) = start.blocks {
                 device::set_blocks(&mut cfg, blocks)?;
             }
+            let cfg = settings(cfg, &start.set)?;
             let start = match start.precondition {
                 Some(Ageing::None) => Start::Fresh,
                 Some(Ageing::Fast(kind)) => Start::Precondition(kind),

@@ -3,7 +3,9 @@
 //!
 //! The value is TOML (`0.2`, `64`, `true`, `[1, 2]`, `{ kind = "full" }`); text that is not
 //! TOML is a string (`greedy`, `512MiB`), so quotes are needed only for a string that would
-//! read as something else (`name="123"`). A table value replaces the whole table.
+//! read as something else (`name="123"`). A table value replaces the whole table, and setting a
+//! section's `kind` starts that section afresh with the new kind's defaults
+//! (`architecture.kind=tradition` drops softssd's core placement).
 //!
 //! The change is made on the configuration as TOML and read back through the same checks as a
 //! file: an unknown key is rejected with the keys that exist, a value of the wrong type with
@@ -29,10 +31,10 @@ pub struct Setting {
 #[derive(Debug, thiserror::Error)]
 pub enum SetError {
     /// Not of the form `PATH=VALUE`.
-    #[error("`{0}`: expected PATH=VALUE, e.g. ftl.op=0.2")]
+    #[error("{0}: expected PATH=VALUE, e.g. ftl.op=0.2")]
     Syntax(String),
-    /// The path is malformed or runs through a value that is not a table or array.
-    #[error("`{path}`: {reason}")]
+    /// The path is malformed or runs through a value that is not a section or array.
+    #[error("{path}: {reason}")]
     Path {
         /// The path.
         path: String,
@@ -40,7 +42,7 @@ pub enum SetError {
         reason: String,
     },
     /// The configuration has no such key, or the value has the wrong type.
-    #[error("`{path}`: {message}")]
+    #[error("{path}: {message}")]
     Rejected {
         /// The path.
         path: String,
@@ -142,11 +144,15 @@ fn put(root: &mut Value, path: &str, value: Value) -> Result<(), SetError> {
         let last = i + 1 == steps.len();
         let not_container = |walked: &str| SetError::Path {
             path: path.to_string(),
-            reason: format!("`{walked}` is a value, not a table or array"),
+            reason: format!("`{walked}` is not a section of the configuration"),
         };
         at = match (step, at) {
             (Step::Key(k), Value::Table(t)) => {
                 if last {
+                    // A section's kind selects its variant: the section starts afresh.
+                    if *k == "kind" {
+                        t.clear();
+                    }
                     t.insert(k.to_string(), value);
                     return Ok(());
                 }
@@ -247,19 +253,22 @@ mod tests {
     fn bad_paths_and_types_are_named() {
         let cfg = softssd();
         let e = set(&cfg, "ftl.opp=0.2").unwrap_err();
-        assert!(e.starts_with("`ftl.opp`: unknown field `opp`, expected one of"), "{e}");
+        assert!(e.starts_with("ftl.opp: unknown field `opp`, expected one of"), "{e}");
         let e = set(&cfg, "ftl.op=fast").unwrap_err();
-        assert!(e.starts_with("`ftl.op`: invalid type: string \"fast\", expected f64"), "{e}");
+        assert!(e.starts_with("ftl.op: invalid type: string \"fast\", expected f64"), "{e}");
         let e = set(&cfg, "geometry.blocks=1.5").unwrap_err();
-        assert!(e.contains("`geometry.blocks`: invalid type: floating point `1.5`"), "{e}");
+        assert!(e.contains("geometry.blocks: invalid type: floating point `1.5`"), "{e}");
         let e = set(&cfg, "ftl.op.x=1").unwrap_err();
-        assert_eq!(e, "`ftl.op.x`: `ftl.op` is a value, not a table or array");
+        assert_eq!(e, "ftl.op.x: `ftl.op` is not a section of the configuration");
         let e = set(&cfg, "controller.cores[7].clock=1GHz").unwrap_err();
-        assert_eq!(e, "`controller.cores[7].clock`: `controller.cores` has 3 elements, no [7]");
+        assert_eq!(e, "controller.cores[7].clock: `controller.cores` has 3 elements, no [7]");
         assert!(set(&cfg, "ftl..op=1").unwrap_err().contains("is not a key"));
         assert!(set(&cfg, "noequals").unwrap_err().contains("expected PATH=VALUE"));
         let e = set(&cfg, "bogus=1").unwrap_err();
-        assert!(e.starts_with("`bogus`: unknown field `bogus`"), "{e}");
+        assert!(e.starts_with("bogus: unknown field `bogus`"), "{e}");
+        // softssd maps with DFTL (a CMT size and segment entries): a new kind starts afresh.
+        let full = set(&cfg, "ftl.mapping.kind=full").unwrap();
+        assert_eq!(full.ftl.mapping, firmware::ftl::MappingConfig::Full);
     }
 
     #[test]

@@ -39,10 +39,11 @@ impl Recipe {
         &self,
         device: &mut dyn FnMut(&str) -> Result<DeviceConfig, DeviceError>,
     ) -> Result<RunSpec, SetupError> {
-        let mut cfg = apply_settings(&device(&self.device)?, &self.sets)?;
+        let mut cfg = device(&self.device)?;
         if let Some(blocks) = self.blocks {
             set_blocks(&mut cfg, blocks)?;
         }
+        let cfg = apply_settings(&cfg, &self.sets)?;
         Ok(RunSpec {
             device: cfg,
             jobs: self.workload.jobs()?,

@@ -101,16 +101,16 @@ fn bad_input_is_one_error_before_any_run() {
     let cases = [
         (
             "[[axis]]\nkey = \"ftl.opp\"\nvalues = [0.1]\n",
-            "axis ftl.opp: value 0.1: `ftl.opp`: unknown field `opp`, expected one of `op`",
+            "axis ftl.opp: value 0.1: ftl.opp: unknown field `opp`, expected one of `op`",
         ),
         ("[[axis]]\nkey = \"ftl.op\"\nvalues = []\n", "axis ftl.op: no values (an axis needs at least one)"),
         (
             "[[axis]]\nkey = \"ftl.op\"\nvalues = [0.1, \"lots\"]\n",
-            "axis ftl.op: value lots: `ftl.op`: invalid type: string \"lots\", expected f64",
+            "axis ftl.op: value lots: ftl.op: invalid type: string \"lots\", expected f64",
         ),
         (
             "[[axis]]\nkey = \"geometry.blocks\"\nvalues = [64, 1.5]\n",
-            "axis geometry.blocks: value 1.5: `geometry.blocks`: invalid type: floating point `1.5`",
+            "axis geometry.blocks: value 1.5: geometry.blocks: invalid type: floating point `1.5`",
         ),
         (
             "[[axis]]\nkey = \"workload.iodepth\"\nvalues = [\"deep\"]\n",
