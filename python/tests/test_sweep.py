@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
+import threading
 from pathlib import Path
 
 import pandas as pd
@@ -79,3 +82,12 @@ def test_plot_draws_the_results(small_sweep: dict, tmp_path: Path):
     assert "write_p99_us" in svg.read_text()
     with pytest.raises(ssdlab.SsdlabError, match="axis `ftl.gc.victim` has 2 values here"):
         ssdlab.plot(out, "ftl.op", "waf")
+
+
+def test_ctrl_c_stops_a_sweep_and_keeps_what_finished(small_sweep: dict, tmp_path: Path):
+    long = {**small_sweep, "base": {**small_sweep["base"], "workload": {**WORKLOAD, "number_ios": 10**8, "loops": 10**5, "size": "16m"}}}
+    threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+    with pytest.raises(KeyboardInterrupt, match="sweep interrupted"):
+        ssdlab.sweep(long, out=tmp_path / "i", progress=False)
+    assert not list((tmp_path / "i" / "tmp").glob("*")), "the runs in flight were stopped"
+    assert ssdlab.load_sweep(tmp_path / "i").empty, "no run finished, none is in the table"

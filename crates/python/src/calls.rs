@@ -8,8 +8,8 @@ use pyo3::prelude::*;
 use serde::Deserialize;
 use ssdlab::setup::{RunSpec, load_device};
 use ssdlab::sweep::{
-    BackendChoice, Base, Budget, Plan, Recipe, Running, SweepFile, SweepOptions, TableFormat, WorkerCommand,
-    describe, execute, parse_wall,
+    BackendChoice, Base, Budget, Plan, Recipe, Running, SweepError, SweepFile, SweepOptions, TableFormat,
+    WorkerCommand, describe, execute, parse_wall,
 };
 
 use crate::SsdlabError;
@@ -124,6 +124,14 @@ pub fn plan(source: &str, kind: &str, dir: PathBuf, out: Option<String>) -> PyRe
     Ok(serde_json::json!({ "out": plan.out, "runs": runs }).to_string())
 }
 
+/// The message of a sweep stopped by Ctrl-C.
+const INTERRUPTED: &str = "sweep interrupted: the runs that finished are saved, the others run next time";
+
+/// Whether Python has a Ctrl-C pending (checked by a running sweep).
+fn ctrl_c() -> bool {
+    Python::attach(|py| py.check_signals().is_err())
+}
+
 /// `ssdlab.sweep`'s options.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -185,15 +193,23 @@ pub fn sweep(
             retry_failed: o.retry_failed,
             budget: Budget { time, memory },
             progress: o.progress,
+            interrupted: Some(ctrl_c),
         };
-        let s = execute(&plan, &opts).map_err(|e| e.to_string())?;
+        let s = match execute(&plan, &opts) {
+            Err(SweepError::Interrupted) => return Err(INTERRUPTED.to_string()),
+            other => other.map_err(|e| e.to_string())?,
+        };
         let summary = serde_json::json!({
             "total": s.status.total, "ran": s.status.ran, "skipped": s.status.skipped,
             "failed": s.status.failed, "table_path": s.table_path, "out": plan.out, "workers": s.workers,
         });
         Ok((serde_json::to_string(&s.table).expect("a table serialises"), summary.to_string()))
     })
-    .map_err(|e: String| fail(e))
+    .map_err(
+        |e: String| {
+            if e == INTERRUPTED { pyo3::exceptions::PyKeyboardInterrupt::new_err(e) } else { fail(e) }
+        },
+    )
 }
 
 /// Runs `spec` (JSON) in a worker process of `python` under a budget, as a local sweep does;

@@ -65,6 +65,7 @@ fn sweep(a: SweepArgs) -> Result<()> {
         retry_failed: a.retry_failed,
         budget,
         progress: true,
+        interrupted: None,
     };
     let started = Instant::now();
     let summary = execute(&plan, &opts)?;

@@ -24,6 +24,9 @@ pub enum SweepError {
     /// The Ray backend could not connect, or lost its cluster.
     #[error("ray: {0}")]
     Ray(String),
+    /// The caller asked to stop ([`super::SweepOptions::interrupted`]); finished runs are saved.
+    #[error("interrupted: the runs that finished are saved, the others run next time")]
+    Interrupted,
 }
 
 /// Something that runs specs.

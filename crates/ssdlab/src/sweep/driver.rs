@@ -52,6 +52,9 @@ pub struct SweepOptions {
     pub budget: Budget,
     /// Draw a progress bar (on a terminal).
     pub progress: bool,
+    /// Asked every few milliseconds; `true` stops the sweep (runs in flight are killed and run
+    /// again next time). The Python API passes Python's pending Ctrl-C.
+    pub interrupted: Option<fn() -> bool>,
 }
 
 /// What a sweep did.
@@ -124,6 +127,11 @@ pub fn execute(plan: &Plan, opts: &SweepOptions) -> Result<Summary, SweepError> 
             {
                 backend.start(i, &plan.runs[i].spec.to_json(), &plan.runs[i].hash)?;
                 in_flight += 1;
+            }
+            if opts.interrupted.is_some_and(|stop| stop()) {
+                bar.finish();
+                store.write_table(&Table::build(plan, &results), format)?;
+                return Err(SweepError::Interrupted);
             }
             for (i, outcome) in backend.poll()? {
                 in_flight -= 1;
