@@ -188,33 +188,14 @@ impl DeviceConfig {
         toml::to_string_pretty(self).expect("a device configuration serialises")
     }
 
-    /// Sets the field at dotted path `key` (`ftl.cache.capacity`, `architecture.cores`) to
-    /// `value`, written as TOML (`64MiB`, `8`, `[1, 2]`, `{ acquire_cycles = 50 }`; a bare
-    /// word is taken as a string), and validates the result. Setting a section's `kind`
-    /// starts that section afresh with the new kind's defaults (`architecture.kind=tradition`
-    /// drops the softssd core placement). The error names the key.
-    pub fn set(&self, key: &str, value: &str) -> Result<DeviceConfig, ConfigError> {
-        let bad = |why: String| ConfigError::new(key, why);
-        let parsed: toml::Value = match toml::from_str::<toml::Table>(&format!("v = {value}")) {
-            Ok(mut t) => t.remove("v").expect("the key just parsed"),
-            Err(_) => toml::Value::String(value.to_string()),
-        };
-        let mut root = toml::Value::try_from(self).map_err(|e| bad(e.to_string()))?;
-        let path: Vec<&str> = key.split('.').collect();
-        let (last, parents) = path.split_last().expect("split yields at least one part");
-        let mut table = root.as_table_mut().expect("a configuration is a table");
-        for (i, part) in parents.iter().enumerate() {
-            table = table.get_mut(*part).and_then(toml::Value::as_table_mut).ok_or_else(|| {
-                bad(format!("`{}` is not a section of the configuration", path[..=i].join(".")))
-            })?;
-        }
-        if *last == "kind" {
-            table.clear();
-        }
-        table.insert(last.to_string(), parsed);
-        let cfg: DeviceConfig = root.try_into().map_err(|e: toml::de::Error| bad(e.message().to_string()))?;
-        cfg.validate()?;
-        Ok(cfg)
+    /// The configuration with the field at `path` (`ftl.cache.capacity`,
+    /// `controller.cores[0].clock`) set to `value`, written as on the command line (TOML, or a
+    /// bare string), and validated: one [`settings::Setting`](crate::settings::Setting).
+    pub fn set(&self, path: &str, value: &str) -> Result<DeviceConfig, crate::settings::SetError> {
+        crate::settings::apply_settings(
+            self,
+            &[crate::settings::Setting::new(path, crate::settings::parse_value(value))],
+        )
     }
 }
 
@@ -262,10 +243,8 @@ mod tests {
     }
 
     #[test]
-    fn set_changes_one_field_and_names_the_key_when_it_cannot() {
+    fn set_changes_a_kind_and_validates_the_result() {
         let c = DeviceConfig::from_toml(MINIMAL, "t").unwrap();
-        let c = c.set("ftl.cache.capacity", "4MiB").unwrap();
-        assert_eq!(c.ftl.cache.capacity, ByteSize::mib(4));
         let c = c.set("architecture.kind", "tradition").unwrap().set("architecture.cores", "2").unwrap();
         assert_eq!(c.architecture.name(3), "tradition-2");
         let e = c.set("architecture.cores", "8").unwrap_err().to_string();
@@ -273,11 +252,5 @@ mod tests {
             e,
             "architecture.cores: tradition-8 needs 8 cores but the controller has 3 (controller.cores)"
         );
-        let e = c.set("ftl.nonsense", "1").unwrap_err().to_string();
-        assert!(e.starts_with("ftl.nonsense: unknown field `nonsense`"), "{e}");
-        let e = c.set("geometry.channels.x", "1").unwrap_err().to_string();
-        assert_eq!(e, "geometry.channels.x: `geometry.channels` is not a section of the configuration");
-        let e = c.set("geometry.channels", "'two'").unwrap_err().to_string();
-        assert!(e.starts_with("geometry.channels: invalid type"), "{e}");
     }
 }

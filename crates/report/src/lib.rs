@@ -14,9 +14,11 @@
 
 mod assemble;
 pub mod compare;
+mod headline;
 mod schema;
 mod text;
 
 pub use assemble::{RunInfo, assemble};
+pub use headline::{Headline, MetricKind, headlines};
 pub use schema::*;
 pub use text::{breakdown, grouped, summary};

@@ -23,6 +23,8 @@ use sim::trace::Trace;
 
 pub mod perfetto;
 pub mod serve;
+pub mod setup;
+pub mod sweep;
 
 /// Where a run starts from.
 pub enum Start {

@@ -6,8 +6,10 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use firmware::ftl::Precondition;
 
 mod serve;
+mod sweep;
 
 pub use serve::{ServeArgs, TimingArg};
+pub use sweep::{SweepAction, SweepArgs, SweepCmd, SweepPlotArgs, WorkerArgs};
 
 /// ssdlab: a software SSD platform. Simulate flash firmware deterministically in virtual time
 /// and see everything inside.
@@ -34,7 +36,10 @@ const EXAMPLES: &str = "Examples:
   ssdlab config softssd > my.toml          start a configuration of your own from a preset
   ssdlab phys my.toml --op read --channels 1 --json out.json
   ssdlab run --json a.json --plot figs     save the report and draw its figures
-  ssdlab compare a.json b.json             what changed from a.json to b.json";
+  ssdlab compare a.json b.json             what changed from a.json to b.json
+  ssdlab sweep op-gc.toml                  every run of a sweep file, on all cores, into one table
+  ssdlab run --set ftl.op=0.2 --set ftl.gc.victim=cost-benefit
+                                           change device settings by path";
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
@@ -72,6 +77,12 @@ pub enum Command {
     /// writes the data cache and the mapping to the image and checkpoints it, which after
     /// heavy writing takes seconds, saying what it is doing).
     Serve(Box<ServeArgs>),
+    /// Run many simulations over axes of settings and seeds, on every core (or a Ray
+    /// cluster), into one table; `ssdlab sweep plot` draws it.
+    Sweep(Box<SweepCmd>),
+    /// Run one spec of a sweep (used by `ssdlab sweep`).
+    #[command(hide = true)]
+    SweepWorker(WorkerArgs),
 }
 
 #[derive(Args, Debug)]
@@ -216,7 +227,7 @@ impl std::str::FromStr for Ageing {
 }
 
 /// What a run ages the device to when neither `--precondition` nor `--state` says.
-pub const DEFAULT_AGEING: Precondition = Precondition::SteadyState { overwrites: 2.0 };
+pub use ssdlab::setup::DEFAULT_AGEING;
 
 /// The state a run starts from.
 #[derive(Args, Debug, Default)]
@@ -240,12 +251,12 @@ pub struct StartArgs {
     /// `serve` on the same device with the same number. Default: the device's own.
     #[arg(long, conflicts_with = "state")]
     pub blocks: Option<u32>,
-    /// Set any configuration field for this run: a dotted path and a TOML value, e.g.
-    /// `--set ftl.cache.capacity=192MiB`, `--set architecture.kind=tradition --set
-    /// architecture.cores=4` (setting a section's `kind` starts it afresh). Repeatable, applied
-    /// in order, after --blocks; `ssdlab config DEVICE --set ...` prints the result. With
-    /// --state, the result must still fit the saved device (as a named device must).
-    #[arg(long = "set", value_name = "KEY=VALUE")]
+    /// Change one device setting by its path, e.g. ftl.op=0.2, ftl.gc.victim=cost-benefit,
+    /// controller.cores[0].clock=1GHz or architecture.kind=tradition (repeatable; applied in
+    /// order, after --blocks). The value is TOML, or text; setting a section's `kind` starts
+    /// that section afresh. `ssdlab config DEVICE --set ...` prints the result. With --state,
+    /// the result must still fit the saved device (as a named device must).
+    #[arg(long = "set", value_name = "PATH=VALUE")]
     pub set: Vec<String>,
 }
 
@@ -342,7 +353,7 @@ pub struct AgeArgs {
 #[derive(Args, Debug, Default)]
 pub struct JobArgs {
     /// A fio job file (the common INI subset; unsupported options are rejected by name).
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["rw", "bs", "bssplit", "iodepth", "numjobs", "rwmixread", "size", "offset", "random_distribution", "number_ios", "runtime", "ramp_time", "rate_iops", "rate", "time_based", "fio"])]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["rw", "bs", "bssplit", "iodepth", "numjobs", "rwmixread", "size", "offset", "random_distribution", "number_ios", "runtime", "ramp_time", "rate_iops", "rate", "time_based"])]
     pub job_file: Option<PathBuf>,
     /// I/O pattern: read, write, randread, randwrite, randrw, rw.
     #[arg(long)]
@@ -389,7 +400,7 @@ pub struct JobArgs {
     /// Keep going until --runtime has passed.
     #[arg(long)]
     pub time_based: bool,
-    /// Any other fio option as KEY=VALUE (repeatable).
+    /// Any other fio option as KEY=VALUE (repeatable; with --job-file, set in every job).
     #[arg(long, value_name = "KEY=VALUE")]
     pub fio: Vec<String>,
 }

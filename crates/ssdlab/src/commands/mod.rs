@@ -10,6 +10,8 @@ mod presets;
 mod replay;
 mod run;
 mod serve;
+mod sweep;
+mod sweep_plot;
 
 use anyhow::Result;
 
@@ -28,6 +30,8 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Command::Plot(a) => plot::run(a),
         Command::Compare(a) => compare::run(a),
         Command::Serve(a) => serve::run(*a),
+        Command::Sweep(a) => sweep::run(*a),
+        Command::SweepWorker(a) => sweep::worker(a),
     }
 }
 
