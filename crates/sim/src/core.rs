@@ -75,6 +75,8 @@ pub(crate) struct CoreState {
     /// The task that owns the core (polling, computing, or reserved while switching to it).
     pub holder: Option<TaskKey>,
     pub runq: VecDeque<TaskKey>,
+    /// The holder is spinning for a lock (since when): a lock holder may take the core over.
+    pub spinning: Option<(TaskKey, crate::time::SimTime)>,
     /// Nanoseconds per cycle in 32.32 fixed point.
     ns_per_cycle: u64,
     pub switch: SimDuration,
@@ -93,6 +95,7 @@ impl CoreState {
             spec,
             holder: None,
             runq: VecDeque::new(),
+            spinning: None,
             ns_per_cycle,
             switch: SimDuration::ZERO,
             busy_ns: 0,

@@ -177,6 +177,43 @@ impl Inner {
         }
     }
 
+    /// The running task `key` spins on `core` for a lock: it keeps the core busy, unless a
+    /// task holding a lock needs the core (see `dispatch`).
+    pub fn start_spinning(&self, core: CoreId, key: TaskKey) {
+        let mut cores = self.cores.borrow_mut();
+        let c = &mut cores[core.index()];
+        if c.spinning.is_none_or(|(k, _)| k != key) {
+            c.spinning = Some((key, self.now()));
+        }
+    }
+
+    /// Task `key` stops spinning on `core`: how long it spun, if it still held the core (a
+    /// spinner that lost its core to a lock holder was charged then).
+    pub fn stop_spinning(&self, core: CoreId, key: TaskKey) -> Option<SimDuration> {
+        let mut cores = self.cores.borrow_mut();
+        let c = &mut cores[core.index()];
+        match c.spinning {
+            Some((k, since)) if k == key => {
+                c.spinning = None;
+                Some(self.now().since(since))
+            }
+            _ => None,
+        }
+    }
+
+    /// Counts a lock task `key` came to own (`+1`) or gave back (`-1`).
+    pub fn hold_locks(&self, key: TaskKey, delta: i32) {
+        if let Some(s) = self.tasks.borrow_mut().get_mut(key) {
+            s.locks_held =
+                s.locks_held.checked_add_signed(delta as i16).expect("locks held stay non-negative");
+        }
+    }
+
+    /// The role spinning counts as.
+    fn roles_lock_wait(&self) -> u16 {
+        self.role("lock wait")
+    }
+
     /// The core task `key` runs on now (tasks can move: [`Cx::migrate`]).
     pub fn task_core(&self, key: TaskKey) -> Option<CoreId> {
         self.tasks.borrow().get(key).map(|s| s.core)
@@ -241,8 +278,20 @@ impl Inner {
         if core.is_unbound() {
             return self.poll_task(key, core);
         }
+        let holds_locks = self.tasks.borrow().get(key).is_some_and(|s| s.locks_held > 0);
         let mut cores = self.cores.borrow_mut();
         let c = &mut cores[core.index()];
+        // A task that holds a lock takes the core from a task merely spinning for one: the
+        // spinner could be waiting, through other cores, for this very task.
+        if holds_locks
+            && let Some((spinner, since)) = c.spinning
+            && c.holder == Some(spinner)
+            && spinner != key
+        {
+            c.spinning = None;
+            c.holder = None;
+            c.add_busy(self.roles_lock_wait(), self.now().since(since).as_nanos());
+        }
         match c.holder {
             Some(holder) if holder == key => {
                 drop(cores);

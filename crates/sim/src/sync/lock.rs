@@ -11,8 +11,10 @@
 //!
 //! A spin lock whose holder runs on the waiter's own core cannot be spun for (the holder
 //! could never run again), nor one that a waiter of the same core will get first, so such a
-//! waiter sleeps instead, as coroutine firmware yields. (Spinning is safe only for locks held
-//! for a bounded time by running tasks: never hold a spin lock across a wait for flash.)
+//! waiter sleeps instead, as coroutine firmware yields; so does a task that already holds
+//! another lock of the same table. And a task that owns a lock takes its core back from a
+//! spinner when it needs to run (resuming after a flash read, or handed a lock): otherwise two
+//! cores could each spin for a lock whose owner waits for the other core.
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -146,6 +148,10 @@ trait Slot {
     fn with<R>(&self, f: impl FnOnce(&mut State) -> R) -> R;
     /// The lock is released and nobody waits: a table may drop its state.
     fn idle(&self) {}
+    /// Whether `task` holds another lock of the same table (it must not spin then).
+    fn holds_another(&self, _task: TaskKey) -> bool {
+        false
+    }
 }
 
 /// One lock.
@@ -207,6 +213,9 @@ impl<K: Hash + Eq + Copy> Slot for Keyed<'_, K> {
             locks.remove(&self.key);
         }
     }
+    fn holds_another(&self, task: TaskKey) -> bool {
+        self.table.locks.borrow().iter().any(|(k, st)| *k != self.key && st.held && st.holder == Some(task))
+    }
 }
 
 impl<K: Hash + Eq + Copy> LockTable<K> {
@@ -246,6 +255,9 @@ async fn acquire(
     let asked = cx.now();
     let me = cx.inner.current().map(|(k, _)| k);
     let core = cx.core();
+    // Spinning while holding another lock of the table could close a cycle across cores (this
+    // core spins for a lock whose holder waits for a core spinning for ours): sleep instead.
+    let holding = me.is_some_and(|k| slot.holds_another(k));
     let waiter = slot.with(|st| {
         if !st.held {
             st.held = true;
@@ -257,6 +269,7 @@ async fn acquire(
         // never end (that task needs the core to run): sleep instead.
         let owner_core = st.owner.map(|(task, c)| task.and_then(|k| cx.inner.task_core(k)).unwrap_or(c));
         let spin = kind == LockKind::Spin
+            && !holding
             && !core.is_unbound()
             && owner_core != Some(core)
             && st.waiters.iter().all(|w| w.core(cx) != core);
@@ -265,11 +278,20 @@ async fn acquire(
         Some((w, spin, st.holder))
     });
     let contended = waiter.is_some();
-    if let Some((w, spin, holder)) = waiter {
-        Granted { cx, waiter: w, spin, label: class.name.clone(), holder }.await;
-        if spin {
-            cx.charge(core, cx.now().since(asked)); // the core was busy spinning all along
+    match (waiter, me) {
+        (Some((w, spin, holder)), _) => {
+            Granted { cx, waiter: w, spin: spin.then_some(me).flatten(), label: class.name.clone(), holder }
+                .await;
+            // The spin, unless a lock holder took the core meanwhile (charged then).
+            if spin
+                && let Some(k) = me
+                && let Some(d) = cx.inner.stop_spinning(core, k)
+            {
+                cx.charge(core, d);
+            }
         }
+        (None, Some(k)) => cx.inner.hold_locks(k, 1),
+        (None, None) => {}
     }
     let cost = slot.with(|st| {
         let moved = st.last_core.is_some_and(|c| c != core);
@@ -299,9 +321,16 @@ fn release(cx: &Cx, class: &LockClass, slot: &impl Slot) {
         assert!(st.held, "release of a lock that is not held");
         class.stats.borrow_mut().total_hold += now.since(st.held_since);
         st.last_core = Some(cx.core()); // the lock word is in the releasing core's cache
+        if let Some(k) = st.holder {
+            cx.inner.hold_locks(k, -1);
+        }
         match st.waiters.pop_front() {
             Some(w) => {
                 st.owner = Some((w.task, w.core(cx))); // handed over: stays held, now by the waiter
+                st.holder = w.task;
+                if let Some(k) = w.task {
+                    cx.inner.hold_locks(k, 1); // it owns the lock before it runs again
+                }
                 Some(w)
             }
             None => {
@@ -327,7 +356,8 @@ fn release(cx: &Cx, class: &LockClass, slot: &impl Slot) {
 struct Granted<'a> {
     cx: &'a Cx,
     waiter: Rc<Waiter>,
-    spin: bool,
+    /// The spinning task, if the waiter spins.
+    spin: Option<TaskKey>,
     label: Label,
     holder: Option<TaskKey>,
 }
@@ -339,7 +369,9 @@ impl Future for Granted<'_> {
             return Poll::Ready(());
         }
         *self.waiter.waker.borrow_mut() = Some(task.waker().clone());
-        if self.spin {
+        if let Some(k) = self.spin {
+            // It holds its core while it spins (whenever it runs again after losing it too).
+            self.cx.inner.start_spinning(self.cx.core(), k);
             self.cx.inner.note_computing();
         }
         self.cx.note_wait(WaitOn::Mutex(self.label.clone(), self.holder));
@@ -466,6 +498,36 @@ mod tests {
         assert_eq!(done.get(), 30);
         assert_eq!(class.stats().acquisitions, 600);
         assert!(class.stats().contended > 0);
+    }
+
+    /// Two tasks hold a lock each across a sleep (a flash read); a task on each one's core spins
+    /// for the other's lock. When a holder wakes, its core is held by a spinner that waits, via
+    /// the other core, for this very holder: the holder must take its core back.
+    #[test]
+    fn a_lock_holder_takes_its_core_back_from_a_spinner() {
+        let sim = Sim::new(1);
+        let (a, b) = two_cores(&sim);
+        let cx = sim.cx();
+        let class = LockClass::new("line");
+        let table = Rc::new(LockTable::new(&cx, &class, LockKind::Spin, LockCosts::default()));
+        let done = Rc::new(RefCell::new(Vec::new()));
+        let jobs: [(CoreId, u32, u64, &str); 4] =
+            [(a, 1, 0, "holder a"), (b, 2, 0, "holder b"), (b, 1, 10, "spinner b"), (a, 2, 10, "spinner a")];
+        for (core, key, start, name) in jobs {
+            let (t, c, d) = (table.clone(), cx.clone(), done.clone());
+            cx.spawn(core, name, async move {
+                c.sleep(SimDuration::from_nanos(start)).await;
+                t.acquire(key).await;
+                if start == 0 {
+                    c.sleep(SimDuration::from_nanos(100)).await; // held across a flash read
+                }
+                t.release(key);
+                d.borrow_mut().push(name);
+            });
+        }
+        sim.run().expect("holders get their cores back");
+        assert_eq!(done.borrow().len(), 4);
+        assert!(sim.core_stats().iter().all(|c| c.busy > SimDuration::ZERO), "both cores spun");
     }
 
     /// Waiters are served in the order they asked.
