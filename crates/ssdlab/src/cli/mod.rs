@@ -67,6 +67,8 @@ pub enum Command {
     },
     /// Measure the simulator itself: events, flash transactions per wall-clock second, memory.
     Bench(BenchArgs),
+    /// Regenerate a paper's comparison from the model, the published values beside it.
+    Figure(FigureArgs),
     /// Draw the figures of a JSON report (as `--plot DIR` does after a run).
     Plot(PlotArgs),
     /// Compare JSON reports side by side: each metric's change from the first file, and the
@@ -523,4 +525,43 @@ pub struct BenchArgs {
     /// Skip the full-size rows.
     #[arg(long)]
     pub quick: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct FigureArgs {
+    #[command(subcommand)]
+    pub name: FigureName,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum FigureName {
+    /// PipeSSD (DAC'24): PipeSSD, DeepFlash, Tradition-4 and Tradition-8 on the pipessd device
+    /// with 4 and 8 channels and with half the data cache, over the shared traces (WebSearch,
+    /// TPC-C, MSR hm_0) and a Financial-like workload: throughput against Tradition-4, data
+    /// cache hit ratios, and the lock share of Tradition-4's tail latency.
+    Pipessd(PipessdFigureArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct PipessdFigureArgs {
+    /// Where the table (figure.txt), the data (figure.json) and the charts go.
+    #[arg(long, value_name = "DIR", default_value = "figures/pipessd")]
+    pub out: PathBuf,
+    /// The shared trace directory. Default: ../shared/traces.
+    #[arg(long, value_name = "DIR")]
+    pub traces: Option<PathBuf>,
+    /// Blocks per plane of the pipessd device (8192 is its full 512 GiB; timing, cores and
+    /// caches are the preset's whatever the size).
+    #[arg(long, default_value_t = 1024)]
+    pub blocks: u32,
+    /// Commands outstanding: the closed-loop depth of the trace replays and the queue depth
+    /// of the Financial-like job.
+    #[arg(long, default_value_t = 32)]
+    pub depth: u32,
+    /// A short run (a smoke test): the 4-channel device only, fewer synthetic commands.
+    #[arg(long)]
+    pub quick: bool,
+    /// Seed of every run.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
 }

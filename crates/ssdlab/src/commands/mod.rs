@@ -4,6 +4,7 @@ mod age;
 mod bench;
 mod compare;
 mod config;
+mod figure;
 mod phys;
 mod plot;
 mod presets;
@@ -27,6 +28,7 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Command::Presets { name } => presets::run(name.as_deref()),
         Command::Config { device, set } => config::run(device.as_deref(), &set),
         Command::Bench(a) => bench::run(a),
+        Command::Figure(a) => figure::run(a),
         Command::Plot(a) => plot::run(a),
         Command::Compare(a) => compare::run(a),
         Command::Serve(a) => serve::run(*a),
