@@ -160,6 +160,28 @@ impl DeviceConfig {
         self.ecc.validate(self.geometry.page_bytes()).map_err(|e| e.within("ecc"))?;
         self.power.validate().map_err(|e| e.within("power"))?;
         self.system.validate(&self.geometry).map_err(|e| e.within("system"))?;
+        let f = &self.fil;
+        if self.architecture.fil_core().is_none()
+            && f.intake_cycles + f.dispatch_cycles + f.complete_cycles > 0
+        {
+            return Err(ConfigError::new(
+                "architecture.fil_core",
+                "the FIL has firmware costs (fil.intake_cycles, dispatch_cycles, complete_cycles) but no core to \
+                 charge them on: set fil_core or zero the costs",
+            ));
+        }
+        let ecc = self.architecture.ecc_core();
+        if self.architecture.spins_for_lines()
+            && self.ecc.enabled()
+            && self.architecture.request_cores(c.cores.len()).contains(&ecc)
+        {
+            return Err(ConfigError::new(
+                "architecture.ecc_core",
+                format!(
+                    "core {ecc} runs requests that spin for cache lines, so it cannot also correct bit errors: place the ECC on another core"
+                ),
+            ));
+        }
         Ok(())
     }
 
@@ -185,6 +207,16 @@ impl DeviceConfig {
     /// The configuration as TOML.
     pub fn to_toml(&self) -> String {
         toml::to_string_pretty(self).expect("a device configuration serialises")
+    }
+
+    /// The configuration with the field at `path` (`ftl.cache.capacity`,
+    /// `controller.cores[0].clock`) set to `value`, written as on the command line (TOML, or a
+    /// bare string), and validated: one [`settings::Setting`](crate::settings::Setting).
+    pub fn set(&self, path: &str, value: &str) -> Result<DeviceConfig, crate::settings::SetError> {
+        crate::settings::apply_settings(
+            self,
+            &[crate::settings::Setting::new(path, crate::settings::parse_value(value))],
+        )
     }
 }
 
@@ -229,5 +261,17 @@ mod tests {
         let e =
             DeviceConfig::from_toml(&MINIMAL.replace("channels = 2", "channels = 'two'"), "d").unwrap_err();
         assert!(e.to_string().starts_with("d:3:12: invalid type"), "{e}");
+    }
+
+    #[test]
+    fn set_changes_a_kind_and_validates_the_result() {
+        let c = DeviceConfig::from_toml(MINIMAL, "t").unwrap();
+        let c = c.set("architecture.kind", "tradition").unwrap().set("architecture.cores", "2").unwrap();
+        assert_eq!(c.architecture.name(3), "tradition-2");
+        let e = c.set("architecture.cores", "8").unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "architecture.cores: tradition-8 needs 8 cores but the controller has 3 (controller.cores)"
+        );
     }
 }

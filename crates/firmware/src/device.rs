@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use nand::FlashArray;
 use nand::store::{ImageError, ImageStore};
 
-use crate::arch::{self, ArchitectureConfig};
+use crate::arch;
 use crate::checkpoint;
 use crate::config::DeviceConfig;
 use crate::ftl::{Ftl, Mount, MountReport};
@@ -152,11 +152,7 @@ impl Device {
     }
 
     fn on(p: Platform, mount: Option<Mount<'_>>) -> Result<(Device, Option<MountReport>), String> {
-        match p.config.architecture {
-            ArchitectureConfig::Softssd { hil_core, ecc_core, .. } => {
-                arch::build_softssd(p, hil_core, ecc_core, mount)
-            }
-        }
+        arch::build(p, mount)
     }
 }
 

@@ -71,7 +71,8 @@ impl EccConfig {
         Ok(())
     }
 
-    fn enabled(&self) -> bool {
+    /// Whether bit errors happen at all (the ECC core has work).
+    pub fn enabled(&self) -> bool {
         self.rber > 0.0 || self.rber_per_pe > 0.0
     }
 }

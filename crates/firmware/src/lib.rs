@@ -9,7 +9,8 @@
 //! on its core. Layers: the NVMe host interface ([`hil`]), the flash translation layer
 //! ([`ftl`]), the flash interface layer ([`fil`], per-die transaction queues and the timing of
 //! dies and channels) and the ECC engine ([`ecc`]), laid out on controller cores by an
-//! architecture ([`arch`]) into a [`device::Device`]. [`snapshot`] saves an aged device.
+//! architecture ([`arch`]) into a [`device::Device`]. [`snapshot`] saves an aged device;
+//! [`settings`] changes one configuration field by its path.
 
 pub mod arch;
 pub mod bridge;
@@ -24,6 +25,7 @@ pub mod platform;
 pub mod power;
 pub mod presets;
 pub mod raw;
+pub mod settings;
 pub mod snapshot;
 pub mod system;
 pub mod trace;

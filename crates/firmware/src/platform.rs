@@ -73,7 +73,7 @@ impl Platform {
         let cores: Vec<CoreId> = cfg.controller.cores.iter().map(|c| sim.add_core(c.clone())).collect();
         let fil = Fil::start(
             &sim.cx(),
-            cores[cfg.architecture.fil_core()],
+            cfg.architecture.fil_core().map_or(CoreId::UNBOUND, |i| cores[i]),
             &cfg.fil,
             cfg.timing_model(),
             Rc::new(RefCell::new(array)),

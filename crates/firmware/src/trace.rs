@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use sim::SimDuration;
 
 /// Number of phases.
-pub const PHASES: usize = 12;
+pub const PHASES: usize = 13;
 
 /// Time per phase (serialised as nanoseconds).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -21,6 +21,10 @@ pub struct Phases {
     /// Fetched, waiting for a free worker coroutine of its queue.
     #[serde(with = "sim::time::as_nanos")]
     pub worker_wait: SimDuration,
+    /// Waiting for and taking locks on shared firmware tables and cache lines (lock-based
+    /// architectures; spinning counts here too).
+    #[serde(with = "sim::time::as_nanos", default)]
+    pub lock: SimDuration,
     /// Data cache: lookups, waiting for a free line (including write-backs it forces).
     #[serde(with = "sim::time::as_nanos")]
     pub cache: SimDuration,
@@ -57,6 +61,7 @@ impl Phases {
             ("queue_wait", self.queue_wait),
             ("fetch", self.fetch),
             ("worker_wait", self.worker_wait),
+            ("lock", self.lock),
             ("cache", self.cache),
             ("mapping", self.mapping),
             ("fil_wait", self.fil_wait),
@@ -75,6 +80,7 @@ impl Phases {
             queue_wait,
             fetch,
             worker_wait,
+            lock,
             cache,
             mapping,
             fil_wait,
@@ -89,6 +95,7 @@ impl Phases {
             queue_wait,
             fetch,
             worker_wait,
+            lock,
             cache,
             mapping,
             fil_wait,
@@ -108,6 +115,7 @@ impl Phases {
             queue_wait: d(self.queue_wait),
             fetch: d(self.fetch),
             worker_wait: d(self.worker_wait),
+            lock: d(self.lock),
             cache: d(self.cache),
             mapping: d(self.mapping),
             fil_wait: d(self.fil_wait),
@@ -138,6 +146,7 @@ impl AddAssign for Phases {
         self.queue_wait += o.queue_wait;
         self.fetch += o.fetch;
         self.worker_wait += o.worker_wait;
+        self.lock += o.lock;
         self.cache += o.cache;
         self.mapping += o.mapping;
         self.fil_wait += o.fil_wait;

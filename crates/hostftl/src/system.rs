@@ -206,6 +206,8 @@ impl System for HostFtlSystem {
             smart: self.front.smart().log(mean, fil.timing().endurance, spare),
             energy: self.probe().energy(),
             host: Some(self.host.usage()),
+            architecture: "host-ftl".into(),
+            flow: firmware::arch::FlowStats::default(),
         }
     }
 

@@ -34,12 +34,15 @@
 //! named in [`Rendered::skipped`]; degenerate data (one point, all zeros, gaps) is drawn, and a
 //! panel without data gives way to a line saying why.
 //!
+//! [`write_chart`] draws a sweep's chart (`ssdlab sweep plot`) in the same style.
+//!
 //! Text is drawn with DejaVu Sans, embedded in the crate (`assets/`, licence beside it) and
 //! laid out through `ab_glyph`, so the same report gives the same PNG bytes and the same SVG on
 //! every machine, fonts installed or not. SVG text names the family "DejaVu Sans" with a
 //! `sans-serif` fallback for viewers that lack it.
 
 mod axis;
+mod chart;
 mod draw;
 mod error;
 mod figure;
@@ -51,6 +54,7 @@ mod raster;
 
 use std::path::{Path, PathBuf};
 
+pub use chart::{Chart, Point, Series, write_chart};
 pub use error::PlotError;
 pub use figure::{Figure, Skipped, figures};
 pub use output::Rendered;

@@ -80,8 +80,8 @@ fn report(intervals: usize) -> Report {
     r.utilisation.channels = vec![0.31, 0.35, 0.29, 0.4];
     r.utilisation.dies = (0..16).map(|d| 0.5 + d as f64 / 40.0).collect();
     r.utilisation.cores = vec![
-        report::CoreLoad { name: "hil+ftl".into(), busy: 0.8 },
-        report::CoreLoad { name: "fil".into(), busy: 0.1 },
+        report::CoreLoad { name: "hil+ftl".into(), busy: 0.8, ..Default::default() },
+        report::CoreLoad { name: "fil".into(), busy: 0.1, ..Default::default() },
     ];
     r
 }

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use firmware::system::System;
+use firmware::system::{System, Totals};
 use host::run::HostResults;
 use host::workload::{IoOp, JobSpec};
 
@@ -138,7 +138,11 @@ pub fn assemble(dev: &dyn System, host: &HostResults, info: &RunInfo) -> Report 
                 .sim()
                 .core_stats()
                 .into_iter()
-                .map(|c| CoreLoad { busy: c.busy.as_secs_f64() / secs, name: c.name })
+                .map(|c| CoreLoad {
+                    busy: c.busy.as_secs_f64() / secs,
+                    by_role: c.by_role.iter().map(|(r, d)| (r.clone(), d.as_secs_f64() / secs)).collect(),
+                    name: c.name,
+                })
                 .collect(),
         },
         flash: FlashReport {
@@ -160,6 +164,43 @@ pub fn assemble(dev: &dyn System, host: &HostResults, info: &RunInfo) -> Report 
         energy,
         host_interface: host.interface.name().to_string(),
         host_stack,
+        architecture: architecture(&totals, secs),
+    }
+}
+
+/// The architecture's locks, queues and wait list.
+fn architecture(totals: &Totals, secs: f64) -> ArchitectureReport {
+    let f = &totals.flow;
+    ArchitectureReport {
+        name: totals.architecture.clone(),
+        locks: f
+            .locks
+            .iter()
+            .map(|(class, s)| LockReport {
+                class: class.clone(),
+                acquisitions: s.acquisitions,
+                contended_share: s.contended_share(),
+                mean_wait_ns: s.waits.mean(),
+                p99_wait_ns: s.waits.quantile(0.99),
+                held_ns: s.total_hold.as_nanos(),
+            })
+            .collect(),
+        queues: f
+            .queues
+            .iter()
+            .map(|(name, q)| QueueReport {
+                name: name.clone(),
+                items: q.items,
+                mean_occupancy: q.occupancy_ns as f64 / (secs * 1e9).max(1.0),
+                max_occupancy: q.max_occupancy as u64,
+                mean_wait_ns: q.total_wait.as_nanos() as f64 / q.items.max(1) as f64,
+            })
+            .collect(),
+        wait_list: f.wait_list.as_ref().map(|h| WaitListReport {
+            waited: h.count(),
+            mean_ns: h.mean(),
+            p99_ns: h.quantile(0.99),
+        }),
     }
 }
 

@@ -14,11 +14,13 @@
 
 mod assemble;
 pub mod compare;
+mod headline;
 mod resources;
 mod schema;
 mod text;
 
 pub use assemble::{RunInfo, assemble};
+pub use headline::{Headline, MetricKind, headlines};
 pub use resources::{EnergyReport, HostReport, PowerSeries};
 pub use schema::*;
 pub use text::{breakdown, grouped, summary};

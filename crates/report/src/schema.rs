@@ -76,10 +76,71 @@ pub struct Report {
     /// Host CPU and memory of a host-side FTL (`null` when the FTL runs on the device).
     #[serde(default)]
     pub host_stack: Option<HostReport>,
+    /// The firmware architecture's locks, stage queues and wait list.
+    #[serde(default)]
+    pub architecture: ArchitectureReport,
 }
 
 fn nvme() -> String {
     "nvme".into()
+}
+
+/// What a firmware architecture's synchronisation did (over the device's life so far).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct ArchitectureReport {
+    /// `softssd`, `tradition-N`, `pipessd` or `deepflash`; `host-ftl` when the FTL runs on the
+    /// host (a bridge reports its drives' architecture).
+    pub name: String,
+    /// Each lock class (lock-based architectures).
+    pub locks: Vec<LockReport>,
+    /// Each stage queue (pipelines).
+    pub queues: Vec<QueueReport>,
+    /// PipeSSD's wait list.
+    pub wait_list: Option<WaitListReport>,
+}
+
+/// One lock class.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct LockReport {
+    /// The class (`cache line`, `cache index`, `mapping table`, `nvme queues`).
+    pub class: String,
+    /// Acquisitions.
+    pub acquisitions: u64,
+    /// Share of acquisitions that found the lock held.
+    pub contended_share: f64,
+    /// Mean time from asking to holding, ns.
+    pub mean_wait_ns: f64,
+    /// 99th percentile of that time, ns (within 1/32).
+    pub p99_wait_ns: u64,
+    /// Time held, summed, ns.
+    pub held_ns: u64,
+}
+
+/// One stage queue.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct QueueReport {
+    /// Its name (`fetch -> ftl`, ...).
+    pub name: String,
+    /// Requests that went through.
+    pub items: u64,
+    /// Mean occupancy over the simulated run.
+    pub mean_occupancy: f64,
+    /// Largest occupancy.
+    pub max_occupancy: u64,
+    /// Mean time from entering to being taken by the next stage, ns.
+    pub mean_wait_ns: f64,
+}
+
+/// PipeSSD's wait list: sub-requests held until their cache line holds what their roadbook
+/// expects.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct WaitListReport {
+    /// Sub-requests that waited.
+    pub waited: u64,
+    /// Mean wait of those that waited, ns.
+    pub mean_ns: f64,
+    /// 99th percentile of those waits, ns (within 1/32).
+    pub p99_ns: u64,
 }
 
 /// IOPS and bandwidth.
@@ -239,6 +300,9 @@ pub struct CoreLoad {
     pub name: String,
     /// Busy fraction of the simulated run.
     pub busy: f64,
+    /// Busy fraction by role (`fetch`, `ftl`, `fil`, `cache`, `post`, `lock wait`, `other`).
+    #[serde(default)]
+    pub by_role: BTreeMap<String, f64>,
 }
 
 /// Busy fractions over the whole simulated run.

@@ -103,8 +103,8 @@ pub fn summary(r: &Report) -> String {
         );
     }
     let names = [
-        "queue", "fetch", "worker", "cache", "map", "fil-wait", "command", "xfer", "ecc", "dma", "compl",
-        "fw",
+        "queue", "fetch", "worker", "lock", "cache", "map", "fil-wait", "command", "xfer", "ecc", "dma",
+        "compl", "fw",
     ];
     let mut header = format!("{:<6} mean us:", "phase");
     for n in names {
@@ -176,6 +176,42 @@ pub fn summary(r: &Report) -> String {
             h.peak_memory_bytes as f64 / (1 << 20) as f64
         );
     }
+    let a = &r.architecture;
+    if !a.locks.is_empty() {
+        let locks: Vec<String> = a
+            .locks
+            .iter()
+            .filter(|l| l.acquisitions > 0)
+            .map(|l| {
+                format!(
+                    "{} {} contended, wait mean/p99 {}/{} us",
+                    l.class,
+                    pct(l.contended_share),
+                    us(l.mean_wait_ns).trim(),
+                    us(l.p99_wait_ns as f64).trim()
+                )
+            })
+            .collect();
+        let _ = write!(s, "\n{} locks: {}", a.name, locks.join(" | "));
+    }
+    if !a.queues.is_empty() {
+        let queues: Vec<String> = a
+            .queues
+            .iter()
+            .filter(|q| q.items > 0)
+            .map(|q| format!("{} mean {:.2} max {}", q.name, q.mean_occupancy, q.max_occupancy))
+            .collect();
+        let _ = write!(s, "\n{} stage queues: {}", a.name, queues.join(" | "));
+    }
+    if let Some(w) = &a.wait_list {
+        let _ = write!(
+            s,
+            "\nwait list: {} sub-requests waited for their line, mean {} us, p99 {} us",
+            w.waited,
+            us(w.mean_ns).trim(),
+            us(w.p99_ns as f64).trim()
+        );
+    }
     s
 }
 
@@ -211,6 +247,11 @@ pub fn breakdown(r: &Report) -> String {
             );
         }
         let _ = writeln!(s, "  {:<12} {:>10} {:>7}", "total", us(total as f64), pct(1.0));
+    }
+    let _ = writeln!(s, "cores, busy by role:");
+    for c in &r.utilisation.cores {
+        let roles: Vec<String> = c.by_role.iter().map(|(role, b)| format!("{role} {}", pct(*b))).collect();
+        let _ = writeln!(s, "  {:<12} {:>7}  {}", c.name, pct(c.busy), roles.join(", "));
     }
     s
 }

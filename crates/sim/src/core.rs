@@ -65,6 +65,9 @@ pub struct CoreStats {
     pub switches: u64,
     /// Longest run queue seen.
     pub max_run_queue: usize,
+    /// Busy time by role ([`Cx::set_role`](crate::Cx::set_role)), roles that used the core only,
+    /// in the order roles were first named. Context switches count as role `other`.
+    pub by_role: Vec<(String, SimDuration)>,
 }
 
 pub(crate) struct CoreState {
@@ -72,10 +75,14 @@ pub(crate) struct CoreState {
     /// The task that owns the core (polling, computing, or reserved while switching to it).
     pub holder: Option<TaskKey>,
     pub runq: VecDeque<TaskKey>,
+    /// The holder is spinning for a lock (since when): a lock holder may take the core over.
+    pub spinning: Option<(TaskKey, crate::time::SimTime)>,
     /// Nanoseconds per cycle in 32.32 fixed point.
     ns_per_cycle: u64,
     pub switch: SimDuration,
     pub busy_ns: u64,
+    /// Busy nanoseconds by role index.
+    pub busy_by_role: Vec<u64>,
     pub switches: u64,
     pub max_run_queue: usize,
 }
@@ -88,9 +95,11 @@ impl CoreState {
             spec,
             holder: None,
             runq: VecDeque::new(),
+            spinning: None,
             ns_per_cycle,
             switch: SimDuration::ZERO,
             busy_ns: 0,
+            busy_by_role: Vec::new(),
             switches: 0,
             max_run_queue: 0,
         };
@@ -104,10 +113,27 @@ impl CoreState {
         SimDuration::from_nanos(((fp + (1 << 31)) >> 32) as u64)
     }
 
-    pub fn stats(&self) -> CoreStats {
+    /// Adds `ns` of busy time for `role`.
+    pub fn add_busy(&mut self, role: u16, ns: u64) {
+        self.busy_ns += ns;
+        let r = role as usize;
+        if r >= self.busy_by_role.len() {
+            self.busy_by_role.resize(r + 1, 0);
+        }
+        self.busy_by_role[r] += ns;
+    }
+
+    pub fn stats(&self, roles: &[crate::task::Label]) -> CoreStats {
         CoreStats {
             name: self.spec.name.clone(),
             busy: SimDuration::from_nanos(self.busy_ns),
+            by_role: self
+                .busy_by_role
+                .iter()
+                .enumerate()
+                .filter(|(_, ns)| **ns > 0)
+                .map(|(r, &ns)| (roles[r].to_string(), SimDuration::from_nanos(ns)))
+                .collect(),
             switches: self.switches,
             max_run_queue: self.max_run_queue,
         }

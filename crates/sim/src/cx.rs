@@ -53,6 +53,25 @@ impl Cx {
         self.inner.cycles(core, cycles)
     }
 
+    /// Names a role (fetch, FTL, FIL, lock spin, ...) whose compute a core's statistics count
+    /// apart; the same name always gives the same role.
+    pub fn role(&self, name: &str) -> Role {
+        Role(self.inner.role(name))
+    }
+
+    /// Sets the running task's role: its compute counts as that role on whatever core runs
+    /// it, until set again. A task starts as role `other`.
+    pub fn set_role(&self, role: Role) {
+        self.inner.set_role(role.0);
+    }
+
+    /// Moves the running task to `core`: it gives its core up now and runs on `core` from
+    /// `latency` later (in FIFO order with the other tasks waiting for that core). How a
+    /// request passes from one pipeline stage's core to the next.
+    pub fn migrate(&self, core: CoreId, latency: SimDuration) -> Migrate<'_> {
+        Migrate { cx: self, to: core, latency, arrive: None }
+    }
+
     /// Suspends the running task for `d` (its core is free meanwhile).
     pub fn sleep(&self, d: SimDuration) -> Sleep<'_> {
         self.sleep_until(self.now() + d)
@@ -246,6 +265,44 @@ impl Future for Compute<'_> {
         }
         inner.note_computing();
         inner.note_wait(WaitOn::Compute(end));
+        Poll::Pending
+    }
+}
+
+/// A role a core's busy time is counted under (see [`Cx::role`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Role(u16);
+
+/// Future of [`Cx::migrate`].
+#[must_use = "migrate does nothing unless awaited"]
+pub struct Migrate<'a> {
+    cx: &'a Cx,
+    to: CoreId,
+    latency: SimDuration,
+    /// When the task arrives on its new core, once it has left the old one.
+    arrive: Option<SimTime>,
+}
+
+impl Future for Migrate<'_> {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, task: &mut Context<'_>) -> Poll<()> {
+        if let Some(at) = self.arrive {
+            if self.cx.now() >= at {
+                return Poll::Ready(());
+            }
+            self.cx.note_wait(WaitOn::Sleep(at));
+            return Poll::Pending; // woken early: the arrival wake is still pending
+        }
+        if self.cx.core() == self.to && self.latency.is_zero() {
+            return Poll::Ready(());
+        }
+        let at = self.cx.now() + self.latency;
+        self.arrive = Some(at);
+        self.cx.inner.note_migrate(self.to);
+        // Woken through this poll's waker, so that a migrate inside a combinator (one of
+        // join_all's children) is polled again; the task runs on its new core from then.
+        self.cx.wake_at(at, task.waker());
+        self.cx.note_wait(WaitOn::Sleep(at));
         Poll::Pending
     }
 }

@@ -59,6 +59,12 @@ pub(crate) struct Inner {
     current: Cell<Option<(TaskKey, CoreId)>>,
     cur_wait: Cell<WaitOn>,
     cur_computing: Cell<bool>,
+    /// The running task asked to move to another core.
+    cur_migrate: Cell<Option<CoreId>>,
+    /// The running task's role (index into `roles`), for per-role core time.
+    cur_role: Cell<u16>,
+    /// Role names; index 0 is `other`.
+    roles: RefCell<Vec<Label>>,
     stop: Cell<bool>,
     events: Cell<u64>,
     pub(crate) trace: RefCell<Option<Recorder>>,
@@ -150,11 +156,13 @@ impl Inner {
         key
     }
 
-    /// The duration of `cycles` on `core`.
+    /// Statistics of every core, in the order they were added.
     pub fn core_stats(&self) -> Vec<CoreStats> {
-        self.cores.borrow().iter().map(CoreState::stats).collect()
+        let roles = self.roles.borrow();
+        self.cores.borrow().iter().map(|c| c.stats(&roles)).collect()
     }
 
+    /// The duration of `cycles` on `core`.
     pub fn cycles(&self, core: CoreId, cycles: u64) -> SimDuration {
         self.cores.borrow()[core.index()].cycles(cycles)
     }
@@ -162,7 +170,7 @@ impl Inner {
     /// Charges `d` of busy time to `core` (utilisation statistics).
     pub fn charge(&self, core: CoreId, d: SimDuration) {
         if !core.is_unbound() {
-            self.cores.borrow_mut()[core.index()].busy_ns += d.as_nanos();
+            self.cores.borrow_mut()[core.index()].add_busy(self.cur_role.get(), d.as_nanos());
             if self.tracing.get() {
                 let (name, request) = match self.current.get().and_then(|(k, _)| {
                     self.tasks.borrow().get(k).map(|slot| (slot.name.clone(), slot.request))
@@ -173,6 +181,70 @@ impl Inner {
                 self.trace_core(core, d, name, request);
             }
         }
+    }
+
+    /// The running task `key` spins on `core` for a lock: it keeps the core busy, unless a
+    /// task holding a lock needs the core (see `dispatch`).
+    pub fn start_spinning(&self, core: CoreId, key: TaskKey) {
+        let mut cores = self.cores.borrow_mut();
+        let c = &mut cores[core.index()];
+        if c.spinning.is_none_or(|(k, _)| k != key) {
+            c.spinning = Some((key, self.now()));
+        }
+    }
+
+    /// Task `key` stops spinning on `core`: how long it spun, if it still held the core (a
+    /// spinner that lost its core to a lock holder was charged then).
+    pub fn stop_spinning(&self, core: CoreId, key: TaskKey) -> Option<SimDuration> {
+        let mut cores = self.cores.borrow_mut();
+        let c = &mut cores[core.index()];
+        match c.spinning {
+            Some((k, since)) if k == key => {
+                c.spinning = None;
+                Some(self.now().since(since))
+            }
+            _ => None,
+        }
+    }
+
+    /// Counts a lock task `key` came to own (`+1`) or gave back (`-1`).
+    pub fn hold_locks(&self, key: TaskKey, delta: i32) {
+        if let Some(s) = self.tasks.borrow_mut().get_mut(key) {
+            s.locks_held =
+                s.locks_held.checked_add_signed(delta as i16).expect("locks held stay non-negative");
+        }
+    }
+
+    /// The role spinning counts as.
+    fn roles_lock_wait(&self) -> u16 {
+        self.role("lock wait")
+    }
+
+    /// The core task `key` runs on now (tasks can move: [`Cx::migrate`]).
+    pub fn task_core(&self, key: TaskKey) -> Option<CoreId> {
+        self.tasks.borrow().get(key).map(|s| s.core)
+    }
+
+    /// The index of role `name`, naming it if it is new.
+    pub fn role(&self, name: &str) -> u16 {
+        let mut roles = self.roles.borrow_mut();
+        if let Some(i) = roles.iter().position(|r| r.as_str() == name) {
+            return i as u16;
+        }
+        assert!(roles.len() < u16::MAX as usize, "too many roles");
+        roles.push(Label::from(name.to_string()));
+        (roles.len() - 1) as u16
+    }
+
+    /// Sets the running task's role (what its compute counts as on its core).
+    pub fn set_role(&self, role: u16) {
+        self.cur_role.set(role);
+    }
+
+    /// Asks to move the running task to `core` (it leaves its core when it suspends, and runs
+    /// on `core` when next woken).
+    pub fn note_migrate(&self, core: CoreId) {
+        self.cur_migrate.set(Some(core));
     }
 
     /// Records that `core` is busy from now for `d` (a compute or a context switch).
@@ -212,8 +284,20 @@ impl Inner {
         if core.is_unbound() {
             return self.poll_task(key, core);
         }
+        let holds_locks = self.tasks.borrow().get(key).is_some_and(|s| s.locks_held > 0);
         let mut cores = self.cores.borrow_mut();
         let c = &mut cores[core.index()];
+        // A task that holds a lock takes the core from a task merely spinning for one: the
+        // spinner could be waiting, through other cores, for this very task.
+        if holds_locks
+            && let Some((spinner, since)) = c.spinning
+            && c.holder == Some(spinner)
+            && spinner != key
+        {
+            c.spinning = None;
+            c.holder = None;
+            c.add_busy(self.roles_lock_wait(), self.now().since(since).as_nanos());
+        }
         match c.holder {
             Some(holder) if holder == key => {
                 drop(cores);
@@ -235,7 +319,7 @@ impl Inner {
                     drop(cores);
                     self.poll_task(key, core);
                 } else {
-                    c.busy_ns += switch.as_nanos();
+                    c.add_busy(0, switch.as_nanos());
                     drop(cores);
                     if self.tracing.get() {
                         self.trace_core(core, switch, Label::Static("context switch"), None);
@@ -261,7 +345,7 @@ impl Inner {
             drop(cores);
             self.ready.borrow_mut().push_back(next);
         } else {
-            c.busy_ns += switch.as_nanos();
+            c.add_busy(0, switch.as_nanos());
             drop(cores);
             if self.tracing.get() {
                 self.trace_core(core, switch, Label::Static("context switch"), None);
@@ -271,24 +355,27 @@ impl Inner {
     }
 
     fn poll_task(&self, key: TaskKey, core: CoreId) {
-        let mut fut = {
+        let (mut fut, role) = {
             let mut tasks = self.tasks.borrow_mut();
             let Some(slot) = tasks.get_mut(key) else {
                 return;
             };
             slot.queued = false;
             match slot.fut.take() {
-                Some(f) => f,
+                Some(f) => (f, slot.role),
                 None => return,
             }
         };
         self.current.set(Some((key, core)));
         self.cur_computing.set(false);
+        self.cur_role.set(role);
         debug_assert!(matches!(self.cur_wait.take(), WaitOn::Runnable), "no wait is noted between polls");
         let waker = waker::task_waker(self.exec_id.get(), key);
         let result = fut.as_mut().poll(&mut Context::from_waker(&waker));
         self.current.set(None);
         let wait = self.cur_wait.take();
+        let migrate = self.cur_migrate.take();
+        let role = self.cur_role.replace(0);
         let keep_core = match result {
             Poll::Ready(()) => {
                 self.tasks.borrow_mut().remove(key);
@@ -305,7 +392,14 @@ impl Inner {
                 let slot = tasks.get_mut(key).expect("a polled task stays in the table");
                 slot.fut = Some(fut);
                 slot.wait = wait;
-                self.cur_computing.get()
+                slot.role = role;
+                match migrate {
+                    Some(to) => {
+                        slot.core = to;
+                        false // it leaves its core now
+                    }
+                    None => self.cur_computing.get(),
+                }
             }
         };
         if !core.is_unbound() && !keep_core {
@@ -381,6 +475,9 @@ impl Sim {
             current: Cell::new(None),
             cur_wait: Cell::new(WaitOn::Runnable),
             cur_computing: Cell::new(false),
+            cur_migrate: Cell::new(None),
+            cur_role: Cell::new(0),
+            roles: RefCell::new(vec![Label::Static("other")]),
             stop: Cell::new(false),
             events: Cell::new(0),
             trace: RefCell::new(None),
@@ -418,7 +515,7 @@ impl Sim {
 
     /// Statistics of every core, in the order they were added.
     pub fn core_stats(&self) -> Vec<CoreStats> {
-        self.inner.cores.borrow().iter().map(CoreState::stats).collect()
+        self.inner.core_stats()
     }
 
     /// Runs until every foreground task has finished (see [`Sim::run_until`]).

@@ -78,7 +78,7 @@ mod waker;
 
 pub use crate::config::ConfigError;
 pub use crate::core::{CoreId, CoreSpec, CoreStats};
-pub use cx::{Compute, Cx, JoinHandle, Sleep, YieldNow};
+pub use cx::{Compute, Cx, JoinHandle, Migrate, Role, Sleep, YieldNow};
 pub use deadlock::{BlockedTask, Deadlock};
 pub use executor::{Sim, Stop};
 pub use join::join_all;

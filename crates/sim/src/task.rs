@@ -100,6 +100,10 @@ pub(crate) struct Slot {
     pub armed: SimTime,
     /// The host request the task is serving (for traces).
     pub request: Option<u64>,
+    /// What the task's compute counts as on its core (an index into the executor's roles).
+    pub role: u16,
+    /// Locks the task owns (it may take its core back from a spinner).
+    pub locks_held: u16,
 }
 
 /// All tasks of a simulation.
@@ -126,6 +130,8 @@ impl TaskTable {
             wait: WaitOn::Runnable,
             armed: SimTime::ZERO,
             request: None,
+            role: 0,
+            locks_held: 0,
         };
         match self.free.pop() {
             Some(slot) => {

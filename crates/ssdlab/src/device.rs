@@ -1,28 +1,16 @@
 //! Finding a device: a preset name or a TOML file.
 
-use std::path::Path;
-
 use anyhow::{Context, Result, bail};
 use firmware::config::DeviceConfig;
 use firmware::platform::{Platform, StoreChoice};
 
 use crate::cli::{CommonArgs, StoreArg};
 
-/// The preset used when no device is named.
-pub const DEFAULT_DEVICE: &str = "softssd";
+pub use ssdlab::setup::{DEFAULT_DEVICE, set_blocks};
 
 /// Loads `name` (a preset, else a file), or the default preset.
 pub fn load(name: Option<&str>) -> Result<DeviceConfig> {
-    let name = name.unwrap_or(DEFAULT_DEVICE);
-    if let Some(preset) = firmware::presets::get(name) {
-        return Ok(preset?);
-    }
-    let path = Path::new(name);
-    if !path.exists() {
-        let presets: Vec<_> = firmware::presets::names().collect();
-        bail!("no preset or file named `{name}` (presets: {})", presets.join(", "));
-    }
-    Ok(DeviceConfig::load(path)?)
+    Ok(ssdlab::setup::load_device(name)?)
 }
 
 /// Fails unless `cfg` is a single SSD: `ssdlab COMMAND` drives one SSD's firmware.
@@ -57,25 +45,6 @@ pub fn build(cfg: &DeviceConfig, common: &CommonArgs) -> Result<Platform> {
 /// Blocks per plane `ssdlab serve` starts from when `--blocks` is not given: softssd with 16
 /// GiB of raw flash (an 8 GiB export), an image small enough for any disk.
 pub const SERVE_BLOCKS: u32 = 16;
-
-/// Shrinks (or grows) every plane to `blocks` blocks (`0`: keep the device's own), as
-/// `--blocks` does for `run` and `serve`. Timing is unchanged. GC thresholds the device sets in
-/// blocks (`gc.soft_free`, and `gc.hard_free` with it) are scaled by the same factor, rounded
-/// up, so that GC keeps the same share of each plane free: an absolute threshold from a plane
-/// of 2048 blocks would not fit one of 64.
-pub fn set_blocks(cfg: &mut DeviceConfig, blocks: u32) -> Result<()> {
-    let own = cfg.geometry.blocks;
-    if blocks > 0 && blocks != own {
-        cfg.geometry.blocks = blocks;
-        let gc = &mut cfg.ftl.gc;
-        if let Some(soft) = gc.soft_free {
-            let scale = |n: u32| (u64::from(n) * u64::from(blocks)).div_ceil(u64::from(own.max(1))) as u32;
-            gc.hard_free = scale(gc.hard_free).max(1);
-            gc.soft_free = Some(scale(soft).max(gc.hard_free + 1));
-        }
-    }
-    cfg.validate().with_context(|| format!("device {} with --blocks {blocks}", cfg.name))
-}
 
 /// The blocks per plane `serve` uses by default: [`SERVE_BLOCKS`], or the fewest above that
 /// with which the device is valid (a preset with little over-provisioning needs more blocks

@@ -23,6 +23,8 @@ use sim::trace::Trace;
 pub mod perfetto;
 mod rig;
 pub mod serve;
+pub mod setup;
+pub mod sweep;
 
 pub use rig::{Built, Rig, measure_system, prepare_rig, replay_system};
 

@@ -2,8 +2,10 @@
 //! function that awaits the cache, the mapping table and the flash.
 
 use nand::{Lpn, PageIdx};
+use sim::SimDuration;
 use smallvec::SmallVec;
 
+use crate::arch::flow::{Occupied, Point, Table};
 use crate::fil::{FlashRequest, TxnSource};
 use crate::ftl::cache::LineState;
 use crate::ftl::config::WriteBackMode;
@@ -85,6 +87,7 @@ impl FtlInner {
     }
 
     async fn read_many(&self, lpns: &[Lpn], ph: &mut Phases) -> UnitResults {
+        self.enter(Point::Translate, lpns.first().copied()).await;
         let t0 = self.cx.now();
         self.cx.compute(self.cfg.costs.lookup * lpns.len() as u64).await;
         self.stats.borrow_mut().host_units_read += lpns.len() as u64;
@@ -92,26 +95,46 @@ impl FtlInner {
             smallvec::smallvec![None; lpns.len()];
         let mut filling: SmallVec<[bool; 4]> = smallvec::smallvec![false; lpns.len()];
         let mut misses: SmallVec<[usize; 4]> = SmallVec::new();
+        let mut locked = SimDuration::ZERO;
         for (i, &lpn) in lpns.iter().enumerate() {
             loop {
-                match self.cache_read(lpn) {
+                locked += self.lock(Table::Index, Point::Translate).await;
+                let answer = self.cache_read(lpn);
+                self.unlock(Table::Index);
+                match answer {
                     CacheRead::Hit(d) => out[i] = Some(Ok(d)),
                     CacheRead::Fill => {
+                        // A miss holds its line's lock until the line holds the data.
+                        locked += self.lock_line(lpn, Point::Translate).await;
                         filling[i] = true;
                         misses.push(i);
                     }
                     CacheRead::Bypass => misses.push(i),
+                    CacheRead::WaitFill if self.line_locks() => {
+                        // Filled by another request, which holds the line's lock meanwhile.
+                        locked += self.lock_line(lpn, Point::Translate).await;
+                        self.unlock_line(lpn);
+                        continue;
+                    }
+                    CacheRead::WaitFill if self.occupied() == Occupied::Bypass => {
+                        self.cache.borrow_mut().misses += 1; // read around the occupied line
+                        misses.push(i);
+                    }
                     CacheRead::WaitFill => {
+                        let t = self.cx.now();
                         self.waits.wait(WaitKey::Line(lpn)).await; // filled by another request
+                        self.waited_for_line(self.cx.now().since(t));
                         continue;
                     }
                 }
                 break;
             }
         }
-        ph.cache += self.cx.now().since(t0);
+        ph.lock += locked;
+        ph.cache += self.cx.now().since(t0) - locked;
         if !misses.is_empty() {
             let flash = self.read_misses(lpns, &misses, ph).await;
+            self.enter(Point::Cache, None).await;
             for (i, r) in misses.iter().zip(flash) {
                 if filling[*i] {
                     self.fill_done(lpns[*i], r.clone().ok());
@@ -157,14 +180,18 @@ impl FtlInner {
     async fn read_misses(&self, lpns: &[Lpn], misses: &[usize], ph: &mut Phases) -> UnitResults {
         let t0 = self.cx.now();
         let mut units: SmallVec<[Option<nand::UnitAddr>; 4]> = SmallVec::with_capacity(misses.len());
+        let mut locked = SimDuration::ZERO;
         for &i in misses {
-            let u = self.map_get(lpns[i]).await;
+            let (u, waited) = self.map_lookup(lpns[i]).await;
+            locked += waited;
             if let Some(u) = u {
                 self.pin(self.geo.unit_page(u).0);
             }
             units.push(u);
         }
-        ph.mapping += self.cx.now().since(t0);
+        ph.lock += locked;
+        ph.mapping += self.cx.now().since(t0) - locked;
+        self.enter(Point::Flash, None).await;
         // Each distinct page once, with the number of its units asked for.
         let mut pages: SmallVec<[(PageIdx, u32); 4]> = SmallVec::new();
         for u in units.iter().flatten() {
@@ -223,6 +250,7 @@ impl FtlInner {
             None => cache.remove(i),
         }
         drop(cache);
+        self.unlock_line(lpn);
         self.waits.notify(WaitKey::Line(lpn));
         self.free_line.notify_all();
     }
@@ -251,6 +279,7 @@ impl FtlInner {
         fua: bool,
         ph: &mut Phases,
     ) -> Result<(), MediaError> {
+        self.enter(Point::Translate, Some(w.lpn)).await;
         let (t0, before) = (self.cx.now(), ph.total());
         self.cx.compute(self.cfg.costs.lookup).await;
         self.stats.borrow_mut().host_units_written += 1;
@@ -265,6 +294,10 @@ impl FtlInner {
         }
         let mut data = Some(w.data);
         loop {
+            // Lock-based firmware takes the line first (waiting out a miss that is filling it),
+            // then the index; a read-modify-write keeps the line until it holds the data.
+            ph.lock += self.lock_line(lpn, Point::Translate).await;
+            ph.lock += self.lock(Table::Index, Point::Translate).await;
             let next = {
                 let mut cache = self.cache.borrow_mut();
                 match cache.lookup(lpn) {
@@ -292,12 +325,20 @@ impl FtlInner {
                     }
                 }
             };
+            self.unlock(Table::Index);
+            if !matches!(next, Next::ReadModifyWrite) {
+                self.unlock_line(lpn);
+            }
             match next {
                 Next::Done => {
                     self.maybe_flush();
                     break;
                 }
-                Next::WaitFill => self.waits.wait(WaitKey::Line(lpn)).await,
+                Next::WaitFill => {
+                    let t = self.cx.now();
+                    self.waits.wait(WaitKey::Line(lpn)).await;
+                    self.waited_for_line(self.cx.now().since(t));
+                }
                 Next::MakeRoom => self.make_free_line().await,
                 Next::ReadModifyWrite => {
                     self.stats.borrow_mut().rmw_reads += 1;

@@ -3,6 +3,9 @@
 //! With the full map in DRAM these are plain table operations.
 
 use nand::{DataTag, Lpn, Oob, OobSlot, UnitAddr};
+use sim::SimDuration;
+
+use crate::arch::flow::{Point, Table};
 
 use crate::fil::{FlashRequest, PageWrite, TxnSource};
 use crate::ftl::blocks::Stream;
@@ -11,10 +14,14 @@ use crate::ftl::state::FtlInner;
 use crate::ftl::waits::WaitKey;
 
 impl FtlInner {
-    /// Where `lpn` lives.
-    pub async fn map_get(&self, lpn: Lpn) -> Option<UnitAddr> {
+    /// Where `lpn` lives, with the mapping table's lock (if the architecture has one) held for
+    /// the lookup; also the time spent getting the lock.
+    pub async fn map_lookup(&self, lpn: Lpn) -> (Option<UnitAddr>, SimDuration) {
         self.cmt_ensure(lpn, true).await;
-        self.l2p.borrow().get(lpn)
+        let waited = self.lock(Table::Mapping, Point::Translate).await;
+        let u = self.l2p.borrow().get(lpn);
+        self.unlock(Table::Mapping);
+        (u, waited)
     }
 
     /// Points `lpn` at `new` and returns its previous location.
@@ -26,8 +33,11 @@ impl FtlInner {
     /// CMT hit (not after [`cmt_prefetch`](Self::cmt_prefetch) counted the miss).
     pub async fn map_update(&self, lpn: Lpn, new: Option<UnitAddr>, lookup: bool) -> Option<UnitAddr> {
         self.cmt_ensure(lpn, lookup).await;
+        self.lock(Table::Mapping, Point::Translate).await;
         self.mark_dirty(lpn);
-        self.l2p.borrow_mut().set(lpn, new)
+        let old = self.l2p.borrow_mut().set(lpn, new);
+        self.unlock(Table::Mapping);
+        old
     }
 
     /// GC moved `lpn` from `expected` to `new`: points the map there unless the host rewrote

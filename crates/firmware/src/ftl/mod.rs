@@ -11,6 +11,7 @@ pub mod config;
 mod data;
 mod flash;
 mod gc;
+mod hooks;
 mod io;
 mod map;
 mod mapping;

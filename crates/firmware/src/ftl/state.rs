@@ -8,6 +8,7 @@ use nand::{BlockIdx, Geometry};
 use rand::RngExt;
 use sim::{CoreId, Cx, SimRng};
 
+use crate::arch::flow::Flow;
 use crate::ecc::Ecc;
 use crate::fil::Fil;
 use crate::ftl::alloc::Allocator;
@@ -58,6 +59,9 @@ pub(crate) struct FtlInner {
     pub stats: RefCell<FtlStats>,
     /// Planes with a GC task running.
     pub gc_active: RefCell<Vec<bool>>,
+    /// The architecture's placement and locks (see `arch::flow`), set once when the device is
+    /// assembled; unset, everything runs where it is, without locks.
+    pub flow: std::cell::OnceCell<Rc<Flow>>,
     pub rng: RefCell<SimRng>,
 }
 
@@ -123,6 +127,7 @@ impl Ftl {
                 quiescing: std::cell::Cell::new(false),
                 stats: RefCell::new(FtlStats::default()),
                 gc_active: RefCell::new(vec![false; planes]),
+                flow: std::cell::OnceCell::new(),
                 rng: RefCell::new(rng),
                 unit_bytes: geo.unit_bytes() as usize,
                 logical,
@@ -207,6 +212,22 @@ impl Ftl {
     /// ([`write_translation_pages_now`](Self::write_translation_pages_now)).
     pub fn set_quiescing(&self, on: bool) {
         self.inner.quiescing.set(on);
+    }
+
+    /// Places the FTL's work and guards its tables as an architecture says (once, when the
+    /// device is assembled).
+    pub(crate) fn set_flow(&self, flow: Rc<Flow>) {
+        assert!(self.inner.flow.set(flow).is_ok(), "the FTL's flow is set once");
+    }
+
+    /// Statistics of the architecture's locks, stage queues and wait list.
+    pub fn flow_stats(&self) -> crate::arch::FlowStats {
+        self.inner.flow.get().map(|f| f.stats()).unwrap_or_default()
+    }
+
+    /// The architecture's placement and locks, if set.
+    pub(crate) fn flow(&self) -> Option<&Rc<Flow>> {
+        self.inner.flow.get()
     }
 
     /// The core FTL coroutines run on.

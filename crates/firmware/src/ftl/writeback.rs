@@ -16,6 +16,7 @@
 
 use nand::{Oob, OobSlot};
 
+use crate::arch::flow::Point;
 use crate::fil::{FlashStatus, PageWrite};
 use crate::ftl::blocks::Stream;
 use crate::ftl::cache::LineState;
@@ -108,6 +109,7 @@ impl FtlInner {
         let upp = self.geo.units_per_page() as usize;
         let pages = units.len().div_ceil(upp);
         self.cx.compute(self.cfg.costs.write_back * pages as u64).await;
+        self.enter(Point::Flash, None).await; // the programs are queued where flash is scheduled
         let mut programs = Vec::with_capacity(pages);
         for chunk in units.chunks(upp) {
             let page = self.alloc_page(Stream::User, None).await;

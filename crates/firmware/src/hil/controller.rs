@@ -6,9 +6,11 @@
 use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
 
-use sim::sync::{Notify, oneshot};
+use sim::sync::{Notify, Ring, RingSpec, oneshot};
 use sim::trace::Track;
-use sim::{ByteSize, CoreId, Cx};
+use sim::{ByteSize, CoreId, Cx, SimDuration};
+
+use crate::arch::flow::{Point, Table};
 
 use crate::ftl::Ftl;
 use crate::hil::arbiter::Arbiter;
@@ -19,10 +21,38 @@ use crate::hil::queues::{Entry, Interrupts, Priority, QueuePair, Work};
 use crate::hil::smart::SmartCounters;
 use crate::trace::Phases;
 
+/// Where the host interface's coroutines run (chosen by the architecture).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HilLayout {
+    /// SoftSSD: a fetcher and `host.workers_per_queue` workers per queue, all on one core.
+    Workers {
+        /// The core.
+        core: CoreId,
+    },
+    /// One-to-many (Tradition-N): every core runs a fetcher that takes commands, under the
+    /// queues' lock, for its own pool of request coroutines.
+    PerCore {
+        /// The cores.
+        cores: Vec<CoreId>,
+        /// Request coroutines per core.
+        workers: u32,
+    },
+    /// Pipelines: a fetcher on the first stage's core starts a coroutine per command there,
+    /// which the architecture's flow moves from stage to stage.
+    PerCommand {
+        /// The first stage's core.
+        core: CoreId,
+    },
+}
+
 /// The device side of the host interface.
 pub struct Controller {
     pub(crate) cx: Cx,
+    /// The core of admin commands (the first fetcher's).
     pub(crate) core: CoreId,
+    layout: HilLayout,
+    /// Per-core inboxes of the `PerCore` layout.
+    inboxes: Vec<Ring<Work>>,
     pub(crate) cfg: HostInterfaceConfig,
     pub(crate) link: Link,
     /// `None` in bypass mode: commands complete without touching the FTL.
@@ -44,15 +74,41 @@ pub struct Controller {
 }
 
 impl Controller {
-    /// Starts the controller's fetcher on `core` (the workers of each queue run there too).
-    /// `bypass` completes commands without the FTL (to measure the host interface alone).
-    pub fn start(cx: &Cx, core: CoreId, cfg: &HostInterfaceConfig, ftl: Ftl, bypass: bool) -> Rc<Controller> {
+    /// Starts the controller's fetchers (and workers) as `layout` places them. `bypass`
+    /// completes commands without the FTL (to measure the host interface alone).
+    pub fn start(
+        cx: &Cx,
+        layout: HilLayout,
+        cfg: &HostInterfaceConfig,
+        ftl: Ftl,
+        bypass: bool,
+    ) -> Rc<Controller> {
+        let core = match &layout {
+            HilLayout::Workers { core } | HilLayout::PerCommand { core } => *core,
+            HilLayout::PerCore { cores, .. } => cores[0],
+        };
+        let inboxes = match &layout {
+            HilLayout::PerCore { cores, .. } => cores
+                .iter()
+                .map(|c| {
+                    let capacity = (cfg.queue_depth as usize + 1) * cfg.queues as usize;
+                    Ring::new(
+                        cx,
+                        format!("core {} inbox", c.index()),
+                        RingSpec { capacity, ..RingSpec::default() },
+                    )
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
         let unit_bytes = ftl.fil().geometry().unit_bytes();
         let lba_bytes = cfg.lba_size.bytes() as u32;
         let capacity_lbas = ftl.logical_units() as u64 * (unit_bytes / lba_bytes) as u64;
         let c = Rc::new_cyclic(|me| Controller {
             cx: cx.clone(),
             core,
+            layout: layout.clone(),
+            inboxes,
             cfg: cfg.clone(),
             link: Link::new(&cfg.link),
             ftl: (!bypass).then(|| ftl.clone()),
@@ -68,8 +124,26 @@ impl Controller {
             completed: Cell::new(0),
             next_id: Cell::new(0),
         });
-        let f = c.clone();
-        cx.spawn_daemon(core, "nvme fetcher", async move { f.fetch_loop().await });
+        match &layout {
+            HilLayout::Workers { .. } | HilLayout::PerCommand { .. } => {
+                let f = c.clone();
+                cx.spawn_daemon(core, "nvme fetcher", async move { f.fetch_loop(None).await });
+            }
+            HilLayout::PerCore { cores, workers } => {
+                for (i, &k) in cores.iter().enumerate() {
+                    let f = c.clone();
+                    cx.spawn_daemon(k, format!("core {} fetcher", k.index()), async move {
+                        f.fetch_loop(Some(i)).await
+                    });
+                    for w in 0..*workers {
+                        let f = c.clone();
+                        cx.spawn_daemon(k, format!("core {} worker {w}", k.index()), async move {
+                            f.core_worker(i).await
+                        });
+                    }
+                }
+            }
+        }
         c
     }
 
@@ -132,6 +206,9 @@ impl Controller {
         let q = Rc::new(QueuePair::new(&self.cx, qid, self.cfg.queue_depth, priority));
         *slot = Some(q.clone());
         drop(qs);
+        if !matches!(self.layout, HilLayout::Workers { .. }) {
+            return Ok(()); // the fetchers' own workers (or one coroutine per command) serve it
+        }
         for w in 0..self.cfg.workers_per_queue {
             let (me, q) = (self.rc(), q.clone());
             self.cx.spawn_daemon(self.core, format!("sq{qid} worker {w}"), async move { me.worker(q).await });
@@ -206,13 +283,26 @@ impl Controller {
         c
     }
 
-    async fn fetch_loop(self: Rc<Self>) {
+    /// Fetches commands for the queues' workers, the fetcher's own core's workers (`PerCore`:
+    /// `inbox` is that core's), or a coroutine per command.
+    async fn fetch_loop(self: Rc<Self>, inbox: Option<usize>) {
+        let flow = self.ftl_info.flow().cloned();
+        if let Some(f) = &flow {
+            f.set_role(Point::Fetch);
+        }
         loop {
+            let waited = match &flow {
+                Some(f) => f.lock(Table::Queues, Point::Fetch).await,
+                None => SimDuration::ZERO,
+            };
             let pick = {
                 let qs = self.queues.borrow();
                 self.arbiter.borrow_mut().next(&qs)
             };
             let Some((q, n)) = pick else {
+                if let Some(f) = &flow {
+                    f.unlock(Table::Queues);
+                }
                 self.doorbell.notified().await;
                 continue;
             };
@@ -221,13 +311,58 @@ impl Controller {
                 let mut sq = q.sq.borrow_mut();
                 (0..n).filter_map(|_| sq.pop_front()).map(|e| Entry { fetch_start: now, ..e }).collect()
             };
+            if let Some(f) = &flow {
+                f.unlock(Table::Queues);
+            }
             self.cx.compute(self.cfg.costs.fetch * entries.len() as u64).await;
             self.link.transfer(&self.cx, Dir::ToDevice, 64 * entries.len() as u64).await;
             let fetched = self.cx.now();
             for e in entries {
-                if q.inbox.try_push(Work::Cmd(Entry { fetched, ..e })).is_err() {
-                    unreachable!("an inbox holds a full queue's worth of commands");
+                // Time spent on the queues' lock shows as queue wait (the command waited to be
+                // fetched meanwhile).
+                let e = Entry {
+                    fetched,
+                    fetch_start: e.fetch_start + waited.min(fetched.since(e.fetch_start)),
+                    ..e
+                };
+                match (&self.layout, inbox) {
+                    (HilLayout::PerCore { .. }, Some(i)) => {
+                        if self.inboxes[i].try_push(Work::Routed(q.clone(), e)).is_err() {
+                            unreachable!("a core's inbox holds every queue's worth of commands");
+                        }
+                    }
+                    (HilLayout::PerCommand { core }, _) => {
+                        let (me, q) = (self.rc(), q.clone());
+                        self.cx.spawn(*core, "request", async move { me.serve(&q, e).await });
+                    }
+                    _ => {
+                        if q.inbox.try_push(Work::Cmd(e)).is_err() {
+                            unreachable!("an inbox holds a full queue's worth of commands");
+                        }
+                    }
                 }
+            }
+        }
+    }
+
+    /// Runs one command and posts its completion on its queue.
+    async fn serve(&self, q: &Rc<QueuePair>, e: Entry) {
+        let irq = Interrupts {
+            coalesce_count: self.cfg.coalesce_count,
+            coalesce_time: self.cfg.coalesce_time,
+            latency: self.link.mmio_latency() + self.cfg.host_irq_latency,
+        };
+        let (reply, completion) = self.handle(e).await;
+        self.completed.set(self.completed.get() + 1);
+        crate::hil::queues::post(&self.cx, q, irq, reply, completion);
+    }
+
+    /// A request coroutine of core `i` (`PerCore`): serves what that core's fetcher took.
+    async fn core_worker(self: Rc<Self>, i: usize) {
+        while let Some(work) = self.inboxes[i].pop().await {
+            match work {
+                Work::Routed(q, e) => self.serve(&q, e).await,
+                Work::Cmd(_) | Work::Stop => unreachable!("a core's inbox holds routed commands"),
             }
         }
     }
@@ -235,14 +370,7 @@ impl Controller {
     async fn worker(self: Rc<Self>, q: Rc<QueuePair>) {
         while let Some(work) = q.inbox.pop().await {
             let Work::Cmd(e) = work else { return };
-            let irq = Interrupts {
-                coalesce_count: self.cfg.coalesce_count,
-                coalesce_time: self.cfg.coalesce_time,
-                latency: self.link.mmio_latency() + self.cfg.host_irq_latency,
-            };
-            let (reply, completion) = self.handle(e).await;
-            self.completed.set(self.completed.get() + 1);
-            crate::hil::queues::post(&self.cx, &q, irq, reply, completion);
+            self.serve(&q, e).await;
             if q.deleted.get() && q.inbox.is_empty() {
                 return;
             }

@@ -4,6 +4,7 @@
 use nand::{DataTag, Lpn};
 use sim::sync::oneshot;
 
+use crate::arch::flow::Point;
 use crate::ftl::{MediaError, UnitData, UnitWrite};
 use crate::hil::controller::Controller;
 use crate::hil::link::Dir;
@@ -42,6 +43,13 @@ pub fn split(slba: u64, nlb: u32, spu: u32) -> Parts {
 }
 
 impl Controller {
+    /// The request reaches `point` of the architecture's flow (no-op without one).
+    async fn enter(&self, point: Point) {
+        if let Some(f) = self.ftl_info.flow() {
+            f.enter(point, None).await;
+        }
+    }
+
     fn spu(&self) -> u32 {
         self.unit_bytes / self.lba_bytes
     }
@@ -100,6 +108,7 @@ impl Controller {
     pub(crate) async fn handle(&self, e: Entry) -> (oneshot::Sender<NvmeCompletion>, NvmeCompletion) {
         let start = self.cx.now();
         self.cx.set_request(Some(e.id));
+        self.enter(Point::Fetch).await;
         let mut ph = Phases {
             queue_wait: e.fetch_start.since(e.submitted),
             fetch: e.fetched.since(e.fetch_start),
@@ -111,6 +120,7 @@ impl Controller {
             Err(s) => (s, HostData::None),
             Ok(()) => self.execute(&e.cmd, &mut ph).await,
         };
+        self.enter(Point::Post).await;
         let done = self.cx.now();
         ph.firmware += done.since(start) - (ph.total() - ph.queue_wait - ph.fetch - ph.worker_wait);
         self.cx.compute(self.cfg.costs.completion).await;
@@ -174,7 +184,13 @@ impl Controller {
 
     async fn trim(&self, units: &[Lpn]) {
         if let Some(ftl) = &self.ftl {
-            sim::join_all(units.iter().map(|&lpn| ftl.trim(lpn))).await;
+            if ftl.flow().is_some_and(|f| f.migrates()) {
+                for &lpn in units {
+                    ftl.trim(lpn).await;
+                }
+            } else {
+                sim::join_all(units.iter().map(|&lpn| ftl.trim(lpn))).await;
+            }
         }
     }
 
@@ -241,13 +257,21 @@ impl Controller {
                 Err(e) => media_status(&e),
             };
         }
+        let one = |w| async move {
+            let mut sub = Phases::default();
+            let r = ftl.write(w, spu, lba, fua, &mut sub).await;
+            (r, sub, self.cx.now())
+        };
         let results: Vec<(Result<(), MediaError>, Phases, sim::SimTime)> =
-            sim::join_all(writes.into_iter().map(|w| async move {
-                let mut sub = Phases::default();
-                let r = ftl.write(w, spu, lba, fua, &mut sub).await;
-                (r, sub, self.cx.now())
-            }))
-            .await;
+            if ftl.flow().is_some_and(|f| f.migrates()) {
+                let mut results = Vec::with_capacity(writes.len());
+                for w in writes {
+                    results.push(one(w).await);
+                }
+                results
+            } else {
+                sim::join_all(writes.into_iter().map(one)).await
+            };
         critical_path(ph, &results);
         match results.iter().find_map(|r| r.0.as_ref().err()) {
             Some(e) => media_status(e),

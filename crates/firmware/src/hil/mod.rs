@@ -15,7 +15,7 @@ mod smart;
 
 pub use admin::{AdminCommand, AdminResult, IdentifyController, IdentifyNamespace};
 pub use config::{Arbitration, HilCosts, HostInterfaceConfig, LinkConfig, LinkProtocol};
-pub use controller::Controller;
+pub use controller::{Controller, HilLayout};
 pub use handler::{Part, split};
 pub use link::{Dir, Link};
 pub use nvme::{CommandTiming, HostData, NvmeCommand, NvmeCompletion, Opcode, Placement, Status};

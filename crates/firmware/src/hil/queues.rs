@@ -41,6 +41,8 @@ pub struct Entry {
 pub enum Work {
     /// A fetched command.
     Cmd(Entry),
+    /// A fetched command and the queue pair it came from (workers that serve every queue).
+    Routed(Rc<QueuePair>, Entry),
     /// The queue was deleted: exit.
     Stop,
 }

@@ -21,6 +21,7 @@ pub struct DeviceProbe {
     power: Rc<ResolvedPower>,
     dies: u32,
     dram: sim::ByteSize,
+    architecture: String,
 }
 
 impl DeviceProbe {
@@ -35,6 +36,7 @@ impl DeviceProbe {
             power: Rc::new(p.config.power()),
             dies: p.config.geometry.total_dies(),
             dram: p.config.controller.dram,
+            architecture: p.config.architecture.name(p.config.controller.cores.len()),
         }
     }
 
@@ -92,6 +94,8 @@ impl DeviceProbe {
             smart: self.controller.smart_log(),
             energy: self.energy(),
             host: None,
+            architecture: self.architecture.clone(),
+            flow: self.ftl.flow_stats(),
         }
     }
 }

@@ -71,6 +71,11 @@ pub struct Totals {
     pub energy: Energy,
     /// Host resources (host-side FTLs only).
     pub host: Option<HostUse>,
+    /// The firmware architecture's name (`softssd`, `tradition-4`, ...; `host-ftl` for a
+    /// host-side FTL).
+    pub architecture: String,
+    /// Its locks, stage queues and wait list (a bridge's: its first drive's).
+    pub flow: crate::arch::FlowStats,
 }
 
 /// Adds `b`'s FTL counters to `a`'s (several FTLs side by side).

@@ -94,6 +94,17 @@ pub fn pipessd_timing() -> Timing {
     }
 }
 
+/// [`small_device`] on a four-core controller running the architecture `kind` (its
+/// defaults: the four stage cores of a pipeline, every core for tradition).
+pub fn arch_device(name: &str, kind: &str, ftl: &str) -> DeviceConfig {
+    let cores = "[{ name = 'c0', clock = '1.2GHz' }, { name = 'c1', clock = '1.2GHz' }, \
+                 { name = 'c2', clock = '1.2GHz' }, { name = 'c3', clock = '1.2GHz' }]";
+    small_device(name, ftl)
+        .set("controller.cores", cores)
+        .and_then(|c| c.set("architecture.kind", kind))
+        .unwrap_or_else(|e| panic!("{name} on {kind}: {e}"))
+}
+
 /// The small device the conformance, long-conformance and recovery suites share (64 MiB raw:
 /// 2 ch x 2 ways x 2 planes x 32 blocks x 16 pages of 16 KiB, 25% OP, 4 I/O queues), so GC,
 /// cache write-backs and translation-page traffic all happen within a few thousand commands;

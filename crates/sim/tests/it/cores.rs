@@ -107,3 +107,31 @@ fn unbound_tasks_never_wait_for_a_core() {
     sim.run().unwrap();
     assert_eq!(*ends.borrow(), vec![300, 300, 300]);
 }
+
+#[test]
+fn busy_time_is_split_by_the_role_the_task_declared() {
+    let sim = Sim::new(1);
+    let core = sim.add_core(CoreSpec::new("ftl", Frequency::mhz(1000)));
+    let other = sim.add_core(CoreSpec::new("post", Frequency::mhz(1000)));
+    let cx = sim.cx();
+    let c = cx.clone();
+    cx.spawn(core, "request", async move {
+        c.compute(100).await; // role "other" until one is set
+        let (fetch, ftl) = (c.role("fetch"), c.role("ftl"));
+        assert_eq!(c.role("fetch"), fetch, "a name always gives the same role");
+        c.set_role(fetch);
+        c.compute(200).await;
+        c.set_role(ftl);
+        c.compute(300).await;
+        c.migrate(other, SimDuration::from_nanos(50)).await; // the role travels with the task
+        c.compute(400).await;
+    });
+    sim.run().unwrap();
+    let stats = sim.core_stats();
+    let by_role = |i: usize| -> Vec<(String, u64)> {
+        stats[i].by_role.iter().map(|(r, d)| (r.clone(), d.as_nanos())).collect()
+    };
+    assert_eq!(by_role(0), vec![("other".into(), 100), ("fetch".into(), 200), ("ftl".into(), 300)]);
+    assert_eq!(by_role(1), vec![("ftl".into(), 400)]);
+    assert_eq!(sim.now(), SimTime::from_nanos(1_050));
+}

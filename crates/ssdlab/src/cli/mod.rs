@@ -6,8 +6,10 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use firmware::ftl::Precondition;
 
 mod serve;
+mod sweep;
 
 pub use serve::{ServeArgs, TimingArg};
+pub use sweep::{SweepAction, SweepArgs, SweepCmd, SweepPlotArgs, WorkerArgs};
 
 /// ssdlab: a software SSD platform. Simulate flash firmware deterministically in virtual time
 /// and see everything inside.
@@ -35,6 +37,10 @@ const EXAMPLES: &str = "Examples:
   ssdlab phys my.toml --op read --channels 1 --json out.json
   ssdlab run --json a.json --plot figs     save the report and draw its figures
   ssdlab compare a.json b.json             what changed from a.json to b.json
+  ssdlab sweep op-gc.toml                  every run of a sweep file, on all cores, into one table
+  ssdlab run --set ftl.op=0.2 --set ftl.gc.victim=cost-benefit
+                                           change device settings by path
+  ssdlab figure pipessd                    the PipeSSD comparison (four architectures, shared traces)
   ssdlab figure hostftl-array --out figs   the storage array paper's figures beside the published values
   ssdlab figure pcie-study --out figs      the PCIe SSD study's (FSSD, BSSD, SATA)";
 
@@ -58,9 +64,14 @@ pub enum Command {
     Config {
         /// A preset name or a TOML file. Default: softssd.
         device: Option<String>,
+        /// Set a field first, as `run --set KEY=VALUE` does (repeatable).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
     },
     /// Measure the simulator itself: events, flash transactions per wall-clock second, memory.
     Bench(BenchArgs),
+    /// Regenerate a paper's comparison from the model, the published values beside it.
+    Figure(FigureArgs),
     /// Draw the figures of a JSON report (as `--plot DIR` does after a run).
     Plot(PlotArgs),
     /// Compare JSON reports side by side: each metric's change from the first file, and the
@@ -71,9 +82,12 @@ pub enum Command {
     /// writes the data cache and the mapping to the image and checkpoints it, which after
     /// heavy writing takes seconds, saying what it is doing).
     Serve(Box<ServeArgs>),
-    /// Regenerate a paper's figures by simulation, each beside its published value:
-    /// `ssdlab figure hostftl-array`, `ssdlab figure pcie-study`.
-    Figure(crate::commands::figure::FigureArgs),
+    /// Run many simulations over axes of settings and seeds, on every core (or a Ray
+    /// cluster), into one table; `ssdlab sweep plot` draws it.
+    Sweep(Box<SweepCmd>),
+    /// Run one spec of a sweep (used by `ssdlab sweep`).
+    #[command(hide = true)]
+    SweepWorker(WorkerArgs),
 }
 
 #[derive(Args, Debug)]
@@ -221,7 +235,7 @@ impl std::str::FromStr for Ageing {
 }
 
 /// What a run ages the device to when neither `--precondition` nor `--state` says.
-pub const DEFAULT_AGEING: Precondition = Precondition::SteadyState { overwrites: 2.0 };
+pub use ssdlab::setup::DEFAULT_AGEING;
 
 /// The state a run starts from.
 #[derive(Args, Debug, Default)]
@@ -245,6 +259,13 @@ pub struct StartArgs {
     /// `serve` on the same device with the same number. Default: the device's own.
     #[arg(long, conflicts_with = "state")]
     pub blocks: Option<u32>,
+    /// Change one device setting by its path, e.g. ftl.op=0.2, ftl.gc.victim=cost-benefit,
+    /// controller.cores[0].clock=1GHz or architecture.kind=tradition (repeatable; applied in
+    /// order, after --blocks). The value is TOML, or text; setting a section's `kind` starts
+    /// that section afresh. `ssdlab config DEVICE --set ...` prints the result. With --state,
+    /// the result must still fit the saved device (as a named device must).
+    #[arg(long = "set", value_name = "PATH=VALUE")]
+    pub set: Vec<String>,
 }
 
 /// What to show or save beyond the summary.
@@ -347,7 +368,7 @@ pub struct AgeArgs {
 #[derive(Args, Debug, Default)]
 pub struct JobArgs {
     /// A fio job file (the common INI subset; unsupported options are rejected by name).
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["rw", "bs", "bssplit", "iodepth", "numjobs", "rwmixread", "size", "offset", "random_distribution", "number_ios", "runtime", "ramp_time", "rate_iops", "rate", "time_based", "fio"])]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["rw", "bs", "bssplit", "iodepth", "numjobs", "rwmixread", "size", "offset", "random_distribution", "number_ios", "runtime", "ramp_time", "rate_iops", "rate", "time_based"])]
     pub job_file: Option<PathBuf>,
     /// I/O pattern: read, write, randread, randwrite, randrw, rw.
     #[arg(long)]
@@ -394,7 +415,7 @@ pub struct JobArgs {
     /// Keep going until --runtime has passed.
     #[arg(long)]
     pub time_based: bool,
-    /// Any other fio option as KEY=VALUE (repeatable).
+    /// Any other fio option as KEY=VALUE (repeatable; with --job-file, set in every job).
     #[arg(long, value_name = "KEY=VALUE")]
     pub fio: Vec<String>,
 }
@@ -517,4 +538,65 @@ pub struct BenchArgs {
     /// Skip the full-size rows.
     #[arg(long)]
     pub quick: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct FigureArgs {
+    #[command(subcommand)]
+    pub name: FigureName,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum FigureName {
+    /// PipeSSD (DAC'24): PipeSSD, DeepFlash, Tradition-4 and Tradition-8 on the pipessd device
+    /// with 4 and 8 channels and with half the data cache, over the shared traces (WebSearch,
+    /// TPC-C, MSR hm_0) and a Financial-like workload: throughput against Tradition-4, data
+    /// cache hit ratios, and the lock share of Tradition-4's tail latency.
+    Pipessd(PipessdFigureArgs),
+    /// The FPGA storage array with a host-side FTL: write bandwidth with and without
+    /// super-page writes, read bandwidth by block size, 4 KiB random IOPS by read/write mix,
+    /// small reads by queue depth, and host-directed write allocation.
+    HostftlArray(FigureOpts),
+    /// The PCIe SSD design study (FSSD vs BSSD, with a SATA SSD for power): host memory and
+    /// CPU, queued vs legacy latency, scaling with workers, the GC write cliff, power.
+    PcieStudy(FigureOpts),
+}
+
+/// Options of the host-FTL array and PCIe study figures.
+#[derive(Args, Debug, Clone)]
+pub struct FigureOpts {
+    /// Write the table (CSV and JSON) and each run's report and plots under this directory.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Shrink the devices (fewer blocks per plane) and the runs: a smoke test in seconds, not
+    /// the figures.
+    #[arg(long)]
+    pub quick: bool,
+    /// Seed of every run.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+#[derive(Args, Debug)]
+pub struct PipessdFigureArgs {
+    /// Where the table (figure.txt), the data (figure.json) and the charts go.
+    #[arg(long, value_name = "DIR", default_value = "figures/pipessd")]
+    pub out: PathBuf,
+    /// The shared trace directory. Default: ../shared/traces.
+    #[arg(long, value_name = "DIR")]
+    pub traces: Option<PathBuf>,
+    /// Blocks per plane of the pipessd device (8192 is its full 512 GiB; timing, cores and
+    /// caches are the preset's whatever the size).
+    #[arg(long, default_value_t = 1024)]
+    pub blocks: u32,
+    /// Commands outstanding: the closed-loop depth of the trace replays and the queue depth
+    /// of the Financial-like job.
+    #[arg(long, default_value_t = 32)]
+    pub depth: u32,
+    /// A short run (a smoke test): the 4-channel device only, fewer synthetic commands.
+    #[arg(long)]
+    pub quick: bool,
+    /// Seed of every run.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
 }

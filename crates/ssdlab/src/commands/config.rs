@@ -4,8 +4,8 @@ use anyhow::Result;
 
 use crate::device;
 
-pub fn run(name: Option<&str>) -> Result<()> {
-    let cfg = device::load(name)?;
+pub fn run(name: Option<&str>, sets: &[String]) -> Result<()> {
+    let cfg = super::run::settings(device::load(name)?, sets)?;
     println!("# ssdlab device configuration, resolved from `{}`.", name.unwrap_or(device::DEFAULT_DEVICE));
     println!("# Every field is shown; edit and run with `ssdlab run FILE`.\n");
     print!("{}", cfg.resolved().to_toml());

@@ -4,13 +4,15 @@ mod age;
 mod bench;
 mod compare;
 mod config;
-pub(crate) mod figure;
+mod figure;
 mod phys;
 mod plot;
 mod presets;
 mod replay;
 mod run;
 mod serve;
+mod sweep;
+mod sweep_plot;
 
 use anyhow::Result;
 
@@ -24,12 +26,14 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Command::Replay(a) => replay::run(*a),
         Command::Phys(a) => phys::run(a),
         Command::Presets { name } => presets::run(name.as_deref()),
-        Command::Config { device } => config::run(device.as_deref()),
+        Command::Config { device, set } => config::run(device.as_deref(), &set),
         Command::Bench(a) => bench::run(a),
+        Command::Figure(a) => figure::run(a),
         Command::Plot(a) => plot::run(a),
         Command::Compare(a) => compare::run(a),
         Command::Serve(a) => serve::run(*a),
-        Command::Figure(a) => figure::run(a),
+        Command::Sweep(a) => sweep::run(*a),
+        Command::SweepWorker(a) => sweep::worker(a),
     }
 }
 

@@ -11,9 +11,10 @@ use firmware::snapshot::{Snapshot, check_config};
 use firmware::system::System;
 use host::replay::ReplaySpec;
 use host::run::{RequestSink, RunOptions};
-use host::workload::{JobSpec, parse_job_file};
+use host::workload::JobSpec;
 use sim::trace::{Trace, TraceWindow};
 use sim::{SimDuration, SimTime};
+use ssdlab::setup::{JobOption, Setting, WorkloadSpec, apply_settings};
 use ssdlab::{CsvRequests, Start};
 
 use crate::cli::{Ageing, CommonArgs, DEFAULT_AGEING, JobArgs, OutputArgs, RunArgs, StartArgs};
@@ -46,12 +47,13 @@ pub(crate) fn execute(
     common: &CommonArgs,
 ) -> Result<()> {
     let (mut cfg, start) = match &start.state {
-        Some(path) => from_snapshot(path, device, start.allow_config_change)?,
+        Some(path) => from_snapshot(path, device, start.allow_config_change, &start.set)?,
         None => {
             let mut cfg = device::load(device)?;
             if let Some(blocks) = start.blocks {
                 device::set_blocks(&mut cfg, blocks)?;
             }
+            let cfg = settings(cfg, &start.set)?;
             let start = match start.precondition {
                 Some(Ageing::None) => Start::Fresh,
                 Some(Ageing::Fast(kind)) => Start::Precondition(kind),
@@ -186,13 +188,22 @@ pub(crate) fn prepare(
 
 /// The configuration and start for `--state`: the snapshot's own configuration, or the named
 /// device's if it matches.
-fn from_snapshot(path: &Path, device: Option<&str>, relaxed: bool) -> Result<(DeviceConfig, Start)> {
+fn from_snapshot(
+    path: &Path,
+    device: Option<&str>,
+    relaxed: bool,
+    sets: &[String],
+) -> Result<(DeviceConfig, Start)> {
     let snapshot = Snapshot::load(path)?;
-    let cfg = match device {
-        None => snapshot.info.config.clone(),
-        Some(name) => {
-            let cfg = device::load(Some(name))?;
-            for note in check_config(&snapshot.info.config, &cfg, relaxed)? {
+    let named = match device {
+        None => None,
+        Some(name) => Some(device::load(Some(name))?),
+    };
+    let cfg = match (named, sets.is_empty()) {
+        (None, true) => snapshot.info.config.clone(),
+        (named, _) => {
+            let cfg = settings(named.unwrap_or_else(|| snapshot.info.config.clone()), sets)?;
+            for note in check_config(&snapshot.info.config, &cfg, relaxed || device.is_none())? {
                 eprintln!("note: {note}");
             }
             cfg
@@ -202,60 +213,33 @@ fn from_snapshot(path: &Path, device: Option<&str>, relaxed: bool) -> Result<(De
     Ok((cfg, Start::Snapshot { snapshot: Box::new(snapshot), label }))
 }
 
-/// The jobs from a job file, or from the flags on top of the defaults.
+/// `cfg` with the `--set` changes applied.
+pub(crate) fn settings(cfg: DeviceConfig, set: &[String]) -> Result<DeviceConfig> {
+    let settings = set.iter().map(|s| s.parse::<Setting>().context("--set")).collect::<Result<Vec<_>>>()?;
+    apply_settings(&cfg, &settings).context("--set")
+}
+
+/// The jobs from a job file, or from the flags on top of the defaults; `--fio` options after
+/// the flags (in every job of a job file).
 pub(crate) fn jobs(a: &JobArgs) -> Result<Vec<JobSpec>> {
-    if let Some(path) = &a.job_file {
-        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        let jobs = parse_job_file(&text, &path.display().to_string())?;
-        if jobs.is_empty() {
-            bail!("{}: no jobs (a job is a [section] after [global])", path.display());
-        }
-        return Ok(jobs);
-    }
-    let mut job = JobSpec::new("default");
-    let defaults = [
-        ("rw", "randrw"),
-        ("rwmixread", "70"),
-        ("bs", "4k"),
-        ("iodepth", "32"),
-        ("numjobs", "4"),
-        ("number_ios", "50000"),
-        ("size", "8g"),
-    ];
-    let flags = flags(a);
-    if !any_job_flag(a) {
-        for (k, v) in defaults {
-            job.set(k, Some(v)).expect("default options are valid");
-        }
-    } else {
-        for (k, v) in
-            defaults.iter().filter(|(k, _)| ["rw", "bs", "iodepth", "numjobs", "number_ios"].contains(k))
-        {
-            job.set(k, Some(v)).expect("default options are valid");
-        }
-    }
-    for (k, v) in flags {
-        if let Some(v) = v {
-            job.set(k, Some(v)).with_context(|| format!("--{}", k.replace('_', "-")))?;
-        }
-    }
+    let mut options: Vec<JobOption> = flags(a)
+        .into_iter()
+        .filter_map(|(k, v)| {
+            let label = format!("--{}", k.replace('_', "-"));
+            v.clone().map(|v| JobOption { key: k.to_string(), value: Some(v), label })
+        })
+        .collect();
     if a.time_based {
-        job.set("time_based", None).context("--time-based")?;
-        if a.number_ios.is_none() {
-            job.number_ios = None;
-        }
-    }
-    if a.runtime.is_some() && a.number_ios.is_none() {
-        job.number_ios = None;
+        options.push(JobOption { key: "time_based".into(), value: None, label: "--time-based".into() });
     }
     for kv in &a.fio {
         let (k, v) = match kv.split_once('=') {
-            Some((k, v)) => (k, Some(v)),
+            Some((k, v)) => (k, Some(v.to_string())),
             None => (kv.as_str(), None),
         };
-        job.set(k, v).with_context(|| format!("--fio {kv}"))?;
+        options.push(JobOption { key: k.to_string(), value: v, label: format!("--fio {kv}") });
     }
-    Ok(vec![job])
+    Ok(WorkloadSpec { job_file: a.job_file.clone(), options }.jobs()?)
 }
 
 /// The workload flags, by fio option name.

@@ -4,7 +4,13 @@
 use firmware::platform::StoreChoice;
 
 fn report_json(seed: u64) -> serde_json::Value {
+    report_json_on("pipessd", seed)
+}
+
+/// The report of a run on the pipessd device with the architecture `kind`.
+fn report_json_on(kind: &str, seed: u64) -> serde_json::Value {
     let cfg = firmware::presets::get("pipessd").unwrap().unwrap();
+    let cfg = if kind == "pipessd" { cfg } else { cfg.set("architecture.kind", kind).unwrap() };
     let jobs = [crate::experiments::job(
         "rw=randrw rwmixread=60 bs=4k bssplit=4k/70:16k/30 iodepth=8 numjobs=3 number_ios=3000 size=256m",
     )];
@@ -22,4 +28,22 @@ fn same_inputs_same_report() {
     assert_eq!(a["schema"], "ssdlab.report/1");
     assert_eq!(a["total"]["count"], 9000);
     assert_ne!(a, report_json(12));
+}
+
+/// Every architecture is deterministic too (its locks, stage queues and wait list included),
+/// and they differ from each other.
+#[test]
+fn every_architecture_gives_the_same_report_for_the_same_inputs() {
+    let mut seen = Vec::new();
+    for kind in ["softssd", "tradition", "deepflash"] {
+        let (a, b) = (report_json_on(kind, 5), report_json_on(kind, 5));
+        assert_eq!(a, b, "{kind}");
+        assert!(a["architecture"]["name"].as_str().unwrap().starts_with(kind), "{kind}");
+        seen.push(a);
+    }
+    assert_eq!(seen[1]["architecture"]["locks"].as_array().unwrap().len(), 4, "tradition's lock classes");
+    assert_ne!(seen[0]["ops"], seen[1]["ops"]);
+    assert_ne!(seen[1]["ops"], seen[2]["ops"]);
+    let p = report_json_on("pipessd", 5);
+    assert_eq!(p["architecture"]["queues"].as_array().unwrap().len(), 3, "pipessd's stage queues");
 }

@@ -16,6 +16,7 @@ mod serve_fs;
 mod serve_start;
 mod shape;
 mod snapshot;
+mod sweep;
 mod systems;
 mod trace_events;
 
@@ -24,18 +25,8 @@ use std::process::{Command, Output};
 
 /// A device small enough that a run takes milliseconds: 2 ch x 2 ways x 2 planes x 64 blocks
 /// x 32 pages of 16 KiB, 15% spare. Ends in its `[ftl]` table, so callers may append to it.
-pub const SMALL: &str = r#"
-name = "small"
-[geometry]
-channels = 2
-ways = 2
-planes = 2
-blocks = 64
-pages = 32
-page_size = "16KiB"
-[ftl]
-op = 0.15
-"#;
+/// (The Python package's tests use the same file.)
+pub const SMALL: &str = include_str!("small.toml");
 
 /// A small DFTL device with a tiny CMT (16 KiB) and a 256 KiB cache: translation-page traffic
 /// and GC from the first thousand commands.

@@ -1,52 +1,71 @@
-//! `ssdlab figure NAME`: regenerate a paper's figures by simulation, each measured value beside
-//! the published one (PRESETS.md), with the reports and plots of the runs behind them.
+//! `ssdlab figure NAME`: regenerate a paper's comparison from the model, with the published
+//! values beside every cell, and the reports and plots of the runs behind them. One module per
+//! paper.
 
 mod hostftl_array;
 mod lab;
 mod pcie_study;
+mod pipessd;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use anyhow::Result;
-use clap::{Args, Subcommand};
+use anyhow::{Context, Result, bail};
+use firmware::config::DeviceConfig;
+use firmware::ftl::Precondition;
+use firmware::platform::StoreChoice;
+use firmware::snapshot::Snapshot;
+use ssdlab::{Prepared, Start};
 
-/// `ssdlab figure NAME [--out DIR] [--quick]`.
-#[derive(Args, Debug)]
-pub struct FigureArgs {
-    #[command(subcommand)]
-    pub figure: FigureCmd,
-}
-
-/// The papers ssdlab can regenerate.
-#[derive(Subcommand, Debug)]
-pub enum FigureCmd {
-    /// The FPGA storage array with a host-side FTL: write bandwidth with and without
-    /// super-page writes, read bandwidth by block size, 4 KiB random IOPS by read/write mix,
-    /// small reads by queue depth, and host-directed write allocation.
-    HostftlArray(FigureOpts),
-    /// The PCIe SSD design study (FSSD vs BSSD, with a SATA SSD for power): host memory and
-    /// CPU, queued vs legacy latency, scaling with workers, the GC write cliff, power.
-    PcieStudy(FigureOpts),
-}
-
-/// Options every figure takes.
-#[derive(Args, Debug, Clone)]
-pub struct FigureOpts {
-    /// Write the table (CSV and JSON) and each run's report and plots under this directory.
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
-    /// Shrink the devices (fewer blocks per plane) and the runs: a smoke test in seconds, not
-    /// the figures.
-    #[arg(long)]
-    pub quick: bool,
-    /// Seed of every run.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-}
+pub(crate) use crate::cli::FigureOpts;
+use crate::cli::{FigureArgs, FigureName};
 
 pub fn run(a: FigureArgs) -> Result<()> {
-    match a.figure {
-        FigureCmd::HostftlArray(o) => hostftl_array::run(&o),
-        FigureCmd::PcieStudy(o) => pcie_study::run(&o),
+    match a.name {
+        FigureName::Pipessd(p) => pipessd::run(&p),
+        FigureName::HostftlArray(o) => hostftl_array::run(&o),
+        FigureName::PcieStudy(o) => pcie_study::run(&o),
+    }
+}
+
+/// Where the shared traces are: `dir` if given, else `../shared/traces` from the current
+/// directory (the project's layout).
+fn traces_dir(dir: Option<&Path>) -> Result<PathBuf> {
+    let d = dir.map_or_else(|| PathBuf::from("../shared/traces"), Path::to_path_buf);
+    if !d.is_dir() {
+        bail!("no trace directory at {} (give one with --traces DIR)", d.display());
+    }
+    Ok(d)
+}
+
+/// A device aged once and saved, so that every run of a figure starts from the same state.
+struct Aged {
+    path: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Aged {
+    /// Ages `cfg` to GC steady state (fast path) and saves it.
+    fn new(cfg: &DeviceConfig, seed: u64) -> Result<Aged> {
+        let kind = Precondition::SteadyState { overwrites: 2.0 };
+        let p = ssdlab::prepare(cfg, &StoreChoice::Metadata, seed, Start::Precondition(kind), &mut |_, _| {})
+            .with_context(|| format!("ageing {}", cfg.name))?;
+        p.device.quiesce().map_err(|e| anyhow::anyhow!("bringing {} to rest: {e}", cfg.name))?;
+        let dir = tempfile::tempdir().context("a temporary directory for the aged device")?;
+        let path = dir.path().join("aged.state");
+        Snapshot::save(&p.device, &path, &ssdlab::describe(kind), seed)?;
+        Ok(Aged { path, _dir: dir })
+    }
+
+    /// The aged device under `cfg` (the same device, another architecture or cache policy).
+    fn device(&self, cfg: &DeviceConfig, seed: u64) -> Result<Prepared> {
+        let snapshot = Box::new(Snapshot::load(&self.path)?);
+        let label = "aged".to_string();
+        Ok(ssdlab::prepare(
+            cfg,
+            &StoreChoice::Metadata,
+            seed,
+            Start::Snapshot { snapshot, label },
+            &mut |_, _| {},
+        )?)
     }
 }

@@ -1,0 +1,213 @@
+"""Type stubs of the report (docs/report-schema.md), so that editors complete `r.waf.waf`."""
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+class Section:
+    """A part of a report: fields as attributes (or items), nested parts as sections."""
+
+    def __getattr__(self, name: str) -> Any: ...
+    def __getitem__(self, key: str) -> Any: ...
+    def __contains__(self, key: object) -> bool: ...
+    def __iter__(self) -> Iterator[str]: ...
+    def __len__(self) -> int: ...
+    def keys(self) -> list[str]: ...
+    def to_dict(self) -> dict[str, Any]: ...
+
+class Latency(Section):
+    count: int
+    mean: float
+    min: int
+    p50: int
+    p90: int
+    p99: int
+    p999: int
+    max: int
+
+class OpReport(Section):
+    count: int
+    iops: float
+    mb_per_s: float
+    bytes: int
+    errors: int
+    latency_ns: Latency
+    phases_ns: Section
+    phases_p50_ns: Section
+    phases_p99_ns: Section
+    latency_cdf_ns: list[list[float]]
+
+class Throughput(Section):
+    count: int
+    iops: float
+    mb_per_s: float
+
+class Waf(Section):
+    host_units: int
+    flash_units: list[int]
+    waf: float
+    data_waf: float
+
+class Gc(Section):
+    invocations: int
+    units_moved: int
+    blocks_erased: int
+    foreground_waits: int
+    wl_migrations: int
+    free_blocks: int
+
+class Wear(Section):
+    min: int
+    mean: float
+    max: int
+    stddev: float
+    histogram: list[int]
+
+class HitRatio(Section):
+    hits: int
+    misses: int
+    ratio: float
+
+class Cache(Section):
+    data: HitRatio
+    mapping: HitRatio | None
+    dirty_units: int
+
+class Utilisation(Section):
+    channels: list[float]
+    dies: list[float]
+    cores: list[Section]
+
+class Flash(Section):
+    reads: int
+    programs: int
+    erases: int
+    by_source: list[int]
+    mean_read_ns: float
+    mean_program_ns: float
+    die_programs: list[int]
+    die_reads: list[int]
+    die_erases: list[int]
+
+class Link(Section):
+    to_device: int
+    to_host: int
+
+class Energy(Section):
+    """Joules (or watts) per component."""
+
+    nand: float
+    channels: float
+    controller: float
+    dram: float
+    link: float
+    host_cpu: float
+    host_dram: float
+
+class EnergyReport(Section):
+    joules: Energy
+    total_j: float
+    device_j: float
+    host_j: float
+    mean_w: Energy
+    device_w: float
+    host_w: float
+    joules_per_io: float
+
+class PowerSeries(Section):
+    """Watts per interval by component."""
+
+    nand: list[float]
+    channels: list[float]
+    controller: list[float]
+    dram: list[float]
+    link: list[float]
+    host_cpu: list[float]
+    host_dram: list[float]
+    device: list[float]
+    total: list[float]
+
+class HostReport(Section):
+    """Host CPU and memory of a host-side FTL or a bridge's driver."""
+
+    cores: int
+    cpu_busy: float
+    memory_bytes: int
+    peak_memory_bytes: int
+    memory_by_use: Mapping[str, int]
+
+class TimeSeries(Section):
+    interval_ns: int
+    t_ms: list[float]
+    read_iops: list[float]
+    write_iops: list[float]
+    iops: list[float]
+    mb_per_s: list[float]
+    latency_mean_us: list[float | None]
+    latency_p99_us: list[float | None]
+    waf: list[float | None]
+    free_blocks: list[int]
+    gc_units_moved: list[int]
+    erases: list[int]
+    power_w: PowerSeries
+    host_memory_mib: list[float]
+    host_cpu: list[float]
+
+class LockReport(Section):
+    # The lock class (`cache line`, ...) is `lock["class"]`: `class` is a Python keyword.
+    acquisitions: int
+    contended_share: float
+    mean_wait_ns: float
+    p99_wait_ns: int
+    held_ns: int
+
+class QueueReport(Section):
+    name: str
+    items: int
+    mean_occupancy: float
+    max_occupancy: int
+    mean_wait_ns: float
+
+class WaitListReport(Section):
+    waited: int
+    mean_ns: float
+    p99_ns: int
+
+class Architecture(Section):
+    """The firmware architecture's locks, stage queues and wait list."""
+
+    name: str
+    locks: list[LockReport]
+    queues: list[QueueReport]
+    wait_list: WaitListReport | None
+
+class Report(Section):
+    """A run's report (schema `ssdlab.report/1`, documented in docs/report-schema.md)."""
+
+    schema: str
+    ssdlab_version: str
+    seed: int
+    device: Section
+    workload: list[Section]
+    initial_state: str
+    sim_time_ns: int
+    window_start_ns: int
+    window_ns: int
+    wall_time_s: float
+    requests_per_wall_sec: float
+    ops: Mapping[str, OpReport]
+    total: Throughput
+    waf: Waf
+    gc: Gc
+    wear: Wear
+    cache: Cache
+    utilisation: Utilisation
+    flash: Flash
+    link: Link
+    smart: Section
+    timeseries: TimeSeries
+    replay: Section | None
+    live: Section | None
+    energy: EnergyReport
+    host_interface: str
+    host_stack: HostReport | None
+    architecture: Architecture
