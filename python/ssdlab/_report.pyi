@@ -103,6 +103,34 @@ class TimeSeries(Section):
     gc_units_moved: list[int]
     erases: list[int]
 
+class LockReport(Section):
+    # The lock class (`cache line`, ...) is `lock["class"]`: `class` is a Python keyword.
+    acquisitions: int
+    contended_share: float
+    mean_wait_ns: float
+    p99_wait_ns: int
+    held_ns: int
+
+class QueueReport(Section):
+    name: str
+    items: int
+    mean_occupancy: float
+    max_occupancy: int
+    mean_wait_ns: float
+
+class WaitListReport(Section):
+    waited: int
+    mean_ns: float
+    p99_ns: int
+
+class Architecture(Section):
+    """The firmware architecture's locks, stage queues and wait list."""
+
+    name: str
+    locks: list[LockReport]
+    queues: list[QueueReport]
+    wait_list: WaitListReport | None
+
 class Report(Section):
     """A run's report (schema `ssdlab.report/1`, documented in docs/report-schema.md)."""
 
@@ -130,3 +158,4 @@ class Report(Section):
     timeseries: TimeSeries
     replay: Section | None
     live: Section | None
+    architecture: Architecture
