@@ -277,14 +277,13 @@ impl Inner {
 
     /// Runs a woken task if its core allows, else queues it on the core.
     fn dispatch(&self, key: TaskKey) {
-        let core = match self.tasks.borrow().get(key) {
-            Some(slot) => slot.core,
+        let (core, holds_locks) = match self.tasks.borrow().get(key) {
+            Some(slot) => (slot.core, slot.locks_held > 0),
             None => return,
         };
         if core.is_unbound() {
             return self.poll_task(key, core);
         }
-        let holds_locks = self.tasks.borrow().get(key).is_some_and(|s| s.locks_held > 0);
         let mut cores = self.cores.borrow_mut();
         let c = &mut cores[core.index()];
         // A task that holds a lock takes the core from a task merely spinning for one: the

@@ -318,6 +318,11 @@ impl Flow {
         matches!(self.kind, Kind::Pipeline(_) | Kind::Functions(_))
     }
 
+    /// Whether any table is guarded by a lock.
+    pub fn has_locks(&self) -> bool {
+        self.locks().is_some()
+    }
+
     /// Whether line locks are in use (a request then waits for a busy line by taking its lock).
     pub fn has_line_locks(&self) -> bool {
         self.locks().is_some_and(|l| l.lines.is_some())

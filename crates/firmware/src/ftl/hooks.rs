@@ -11,15 +11,19 @@ impl FtlInner {
     /// The running request reaches `point` (see `Flow::enter`).
     pub(crate) async fn enter(&self, point: Point, lpn: Option<Lpn>) {
         if let Some(f) = self.flow.get() {
-            f.enter(point, lpn).await;
+            if f.migrates() {
+                f.enter(point, lpn).await;
+            } else {
+                f.set_role(point); // nothing moves: no future to await
+            }
         }
     }
 
     /// Takes `table`'s lock, if the architecture has one; the time spent getting it.
     pub(crate) async fn lock(&self, table: Table, at: Point) -> SimDuration {
         match self.flow.get() {
-            Some(f) => f.lock(table, at).await,
-            None => SimDuration::ZERO,
+            Some(f) if f.has_locks() => f.lock(table, at).await,
+            _ => SimDuration::ZERO,
         }
     }
 
@@ -33,8 +37,8 @@ impl FtlInner {
     /// Takes `lpn`'s cache-line lock, if the architecture has line locks.
     pub(crate) async fn lock_line(&self, lpn: Lpn, at: Point) -> SimDuration {
         match self.flow.get() {
-            Some(f) => f.lock_line(lpn, at).await,
-            None => SimDuration::ZERO,
+            Some(f) if f.has_line_locks() => f.lock_line(lpn, at).await,
+            _ => SimDuration::ZERO,
         }
     }
 

@@ -290,8 +290,10 @@ impl Controller {
         if let Some(f) = &flow {
             f.set_role(Point::Fetch);
         }
+        // The queues' lock, in a lock-based firmware.
+        let locked = flow.filter(|f| f.has_locks());
         loop {
-            let waited = match &flow {
+            let waited = match &locked {
                 Some(f) => f.lock(Table::Queues, Point::Fetch).await,
                 None => SimDuration::ZERO,
             };
@@ -300,7 +302,7 @@ impl Controller {
                 self.arbiter.borrow_mut().next(&qs)
             };
             let Some((q, n)) = pick else {
-                if let Some(f) = &flow {
+                if let Some(f) = &locked {
                     f.unlock(Table::Queues);
                 }
                 self.doorbell.notified().await;
@@ -311,20 +313,17 @@ impl Controller {
                 let mut sq = q.sq.borrow_mut();
                 (0..n).filter_map(|_| sq.pop_front()).map(|e| Entry { fetch_start: now, ..e }).collect()
             };
-            if let Some(f) = &flow {
+            if let Some(f) = &locked {
                 f.unlock(Table::Queues);
             }
             self.cx.compute(self.cfg.costs.fetch * entries.len() as u64).await;
             self.link.transfer(&self.cx, Dir::ToDevice, 64 * entries.len() as u64).await;
             let fetched = self.cx.now();
-            for e in entries {
+            for mut e in entries {
                 // Time spent on the queues' lock shows as queue wait (the command waited to be
                 // fetched meanwhile).
-                let e = Entry {
-                    fetched,
-                    fetch_start: e.fetch_start + waited.min(fetched.since(e.fetch_start)),
-                    ..e
-                };
+                e.fetched = fetched;
+                e.fetch_start = e.fetch_start + waited.min(fetched.since(e.fetch_start));
                 match (&self.layout, inbox) {
                     (HilLayout::PerCore { .. }, Some(i)) => {
                         if self.inboxes[i].try_push(Work::Routed(q.clone(), e)).is_err() {
