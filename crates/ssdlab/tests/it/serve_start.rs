@@ -11,7 +11,8 @@ use crate::{fails, ok, ssdlab};
 
 /// Item 3: `ssdlab serve pipessd --image p.img`, the example in `serve --help`, failed with
 /// `ftl.op: each plane keeps 1.1 spare blocks but GC needs at least 6`, as `--blocks 16` was
-/// the default for every preset. Every preset serves with its defaults.
+/// the default for every preset. Every single-SSD preset serves with its defaults; the others
+/// (bridges, host-side FTLs) are refused in one line.
 #[test]
 fn every_preset_serves_with_its_defaults() {
     let presets = ok(&["presets"]);
@@ -21,6 +22,13 @@ fn every_preset_serves_with_its_defaults() {
         let dir = tempfile::tempdir().unwrap();
         let image = dir.path().join("p.img");
         let args = [name, "--timing", "none", "--quiet"];
+        let cfg = firmware::presets::get(name).unwrap().unwrap();
+        if !cfg.system.is_ssd() {
+            // Bridges and host-side FTLs are for run, replay and figure: one line says so.
+            let err = fails(&["serve", name, "--image", image.to_str().unwrap()]);
+            assert!(err.contains("drives a single SSD"), "{name}: {err}");
+            continue;
+        }
         let server = Server::launch(dir.path(), &image, &args, Stdio::piped());
         let mut c = RawClient::open(&server.addr(), "", true);
         assert!(c.size >= 1 << 30, "{name}: a {} byte export", c.size);

@@ -197,6 +197,7 @@ fn every_supported_option_is_handled() {
             "runtime" | "timeout" | "ramp_time" => Some("1s"),
             "size" | "offset" | "offset_increment" | "io_size" | "io_limit" => Some("10%"),
             "name" => Some("x"),
+            "placement" => Some("group:1"),
             "rwmixread" | "rwmixwrite" => Some("50"),
             _ => Some("4k"),
         };
