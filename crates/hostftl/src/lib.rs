@@ -16,7 +16,7 @@
 //! the block manager (free pools, dynamic wear levelling), the write frontiers
 //! ([`firmware::ftl::Allocator`]), and GC victim selection
 //! ([`firmware::ftl::victim::pick_by`]), under the device's `[ftl]` settings. Its own parts are
-//! the paper's: the write path ([`write`](crate::ftl) module docs), the allocation lists and
+//! the paper's: the write path (super-page and pipelined page writes), the allocation lists and
 //! least-utilised channel first, placement chosen by the host, and GC the host schedules.
 //!
 //! [`HostFtlSystem`] puts the array, the host and the FTL in one simulation, as a

@@ -37,7 +37,7 @@ pub struct Bridge {
 }
 
 impl Bridge {
-    /// A bridge over `drives` (each with its I/O queue [`DRIVE_QUEUE`] created), its host driver
+    /// A bridge over `drives` (each with its one I/O queue, queue 1, created), its host driver
     /// on `host`. `cfg` must be validated.
     pub fn new(cx: &Cx, cfg: &BridgeConfig, drives: Vec<Rc<Controller>>, host: Rc<HostStack>) -> Bridge {
         let d = &drives[0];
