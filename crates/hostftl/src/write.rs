@@ -116,14 +116,21 @@ impl Inner {
             }
         }
         for &(lpn, born) in rest {
-            let (die, buffer, slot, full) = loop {
+            // A unit rewritten (or trimmed) by another command since it was stamped is not
+            // sent: the newer write carries the LPN. Checked right before placing, after any
+            // wait for space, so that nothing runs between the check and the placement.
+            let placed = loop {
+                if !self.is_pending(lpn.0, born) {
+                    break None;
+                }
                 let placed =
                     self.placer.borrow_mut().place_sector(target, lpn.0, born, &self.blocks.borrow());
                 match placed {
-                    Some(p) => break p,
+                    Some(p) => break Some(p),
                     None => self.wait_for_space().await,
                 }
             };
+            let Some((die, buffer, slot, full)) = placed else { continue };
             let data = self.pending.borrow()[&lpn.0].data.clone();
             let sector = Sector {
                 buffer,
@@ -195,16 +202,28 @@ impl Inner {
         out.into_iter().map(|(_, cmd, w)| (cmd, w)).collect()
     }
 
+    /// Whether the newest write of `lpn` not yet on flash is the one stamped `born`.
+    fn is_pending(&self, lpn: u32, born: u64) -> bool {
+        self.pending.borrow().get(&lpn).is_some_and(|p| p.born == born)
+    }
+
     /// The page image of `units` (LPN, tag and first-write number per slot; the bytes for
-    /// payload stores), from the pending data.
+    /// payload stores), from the pending data. A unit rewritten or trimmed since it was stamped
+    /// (another command's write of the LPN got there first) is written as zeroes under its own
+    /// sequence number: `programmed` invalidates it at once, and recovery prefers the newer
+    /// write's higher number.
     pub fn page_write(&self, units: &[(u32, u64)]) -> PageWrite {
         let pending = self.pending.borrow();
         let upp = self.geo.units_per_page();
         let mut oob = Oob::empty(upp);
         let mut data = self.payload.then(|| vec![0u8; self.geo.page_bytes() as usize]);
         let ub = self.geo.unit_bytes() as usize;
+        let stale = UnitData::zero(self.payload, ub);
         for (slot, &(lpn, born)) in units.iter().enumerate() {
-            let d = &pending[&lpn].data;
+            let d = match pending.get(&lpn) {
+                Some(p) if p.born == born => &p.data,
+                _ => &stale,
+            };
             oob.set(slot, OobSlot { lpn: Some(Lpn(lpn)), tag: d.tag() });
             oob.set_born(slot, born);
             if let (Some(page), UnitData::Bytes(b)) = (data.as_mut(), d) {

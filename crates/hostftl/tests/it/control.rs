@@ -39,7 +39,6 @@ fn writes_land_on_the_die_or_group_the_host_names() {
         })
         .unwrap();
     let programs: Vec<u64> = sys.totals().fil.die_ops.iter().map(|o| o[1]).collect();
-    assert_eq!(programs[5], 4 + programs[5] - 4, "{programs:?}");
     assert!(programs[5] >= 4, "die 5 took the 4 pages it was asked to: {programs:?}");
     assert_eq!(programs[..4].iter().sum::<u64>(), 0, "group 0 (dies 0-3) took nothing: {programs:?}");
     assert_eq!(programs[4..].iter().sum::<u64>(), 8, "group 1 took all 8 pages: {programs:?}");
@@ -107,5 +106,53 @@ fn the_host_collects_a_block_it_names_and_is_refused_one_in_use() {
         .collect();
     assert_eq!(tags, want);
     assert_eq!(sys.ftl.stats().blocks_erased, 1);
+    sys.check_invariants().unwrap();
+}
+
+/// Commands writing the same LBAs at once, as fio's jobs do over one region, with GC under
+/// way: every command completes, each unit ends as one of the writes, and the maps agree.
+/// (The panic this guards against, a unit rewritten by another command between being stamped
+/// and being placed, is reproduced end to end by `systems::overlapping_jobs_on_a_host_side_ftl`
+/// in the ssdlab crate; this smaller mix does not hit that window.)
+#[test]
+fn concurrent_writes_of_the_same_lbas_settle_on_one_of_them() {
+    let sys = system();
+    let f = sys.front();
+    let cx = sys.sim().cx();
+    let tags = sys
+        .sim()
+        .block_on(async move {
+            // Rounds of 24 writes in flight together, all to group 1 (32 MiB raw), over the
+            // same 256 KiB: 64 KiB writes (two super-pages of 2 channels x 4 units) and
+            // single units, 72 MiB in all, so that GC runs and writes wait for space while
+            // later writes of their units reach flash.
+            for round in 0..48u16 {
+                let mut runs = Vec::new();
+                for k in 0..24u16 {
+                    let tag = 10 + round * 24 + k;
+                    let (slba, nlb) =
+                        if k % 3 == 2 { (8 * (tag as u64 % 64), 8) } else { (128 * (k as u64 % 4), 128) };
+                    let mut w = write(slba, nlb, tag, Some(Placement::Group(1)));
+                    w.fua = k % 8 == 0;
+                    let f = f.clone();
+                    runs.push(
+                        cx.spawn(sim::CoreId::UNBOUND, "writer", async move { f.submit(1, w).await.status }),
+                    );
+                }
+                for r in runs {
+                    assert_eq!(r.await, Status::Success);
+                }
+            }
+            assert_eq!(f.submit(1, NvmeCommand::flush()).await.status, Status::Success);
+            f.submit(1, NvmeCommand::read(0, 512)).await.data
+        })
+        .unwrap();
+    let HostData::Tags(tags) = tags else { panic!("tags expected") };
+    assert_eq!(tags.len(), 64);
+    assert!(
+        tags.iter().all(|t| (10..10 + 48 * 24).contains(&t.0)),
+        "each unit holds one of the writes: {tags:?}"
+    );
+    assert!(sys.ftl.stats().gc_invocations > 0, "GC ran");
     sys.check_invariants().unwrap();
 }

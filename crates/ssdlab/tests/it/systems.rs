@@ -1,7 +1,7 @@
 //! The systems beyond one SSD, end to end: a bridge over several SSDs (BSSD) and a raw array
 //! under a host-side FTL give bit-identical reports for the same inputs (power and host
 //! resources included); bad power parameters, placements and host interfaces are one-line
-//! errors; the array figure runs.
+//! errors; the array figure runs; jobs overlapping on a host-side FTL complete.
 
 use firmware::config::DeviceConfig;
 use firmware::platform::StoreChoice;
@@ -178,4 +178,30 @@ fn the_array_figure_runs_and_sets_each_value_beside_the_published_one() {
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("table.json")).unwrap()).unwrap();
     assert!(table.as_array().unwrap().len() > 20);
     assert!(dir.path().join("seq-write-super-page/power.png").exists());
+}
+
+/// `ssdlab run hostftl-array --fio placement=group:2 --rw write --bs 1m` (a README command)
+/// panicked with "no entry found for key" in the host FTL's write path: its four jobs write
+/// the same range, and once writes waited for space a unit could be rewritten and programmed
+/// by a later command before the earlier one placed it. Here at 86 blocks per plane, where
+/// 2,000 writes per job reached that window in about a second.
+#[test]
+fn overlapping_jobs_on_a_host_side_ftl() {
+    let out = ok(&[
+        "run",
+        "hostftl-array",
+        "--blocks",
+        "86",
+        "--fio",
+        "placement=group:2",
+        "--rw",
+        "write",
+        "--bs",
+        "1m",
+        "--numjobs",
+        "4",
+        "--number-ios",
+        "2000",
+    ]);
+    assert!(out.contains("write       8000"), "{out}");
 }
