@@ -75,6 +75,12 @@ impl Allocator {
             || blocks.free_count(plane) > keep(stream, hard_free)
     }
 
+    /// Pages left in `stream`'s open block of `plane` (0 if none is open).
+    pub fn pages_left(&self, stream: Stream, plane: u32) -> u32 {
+        let f = &self.open[stream as usize][plane as usize];
+        if f.block.is_some() { self.geo.pages - f.next } else { 0 }
+    }
+
     /// The next page of `stream` in `plane`, opening a block if needed; `None` if the plane has
     /// no room for this stream. Marks the page's program as pending in its block.
     pub fn page_in(

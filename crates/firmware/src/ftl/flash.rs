@@ -130,8 +130,12 @@ impl FtlInner {
         }
     }
 
-    /// Marks a unit's copy stale.
+    /// Marks a unit's copy stale, and starts GC in its plane if the plane is short of free
+    /// blocks and GC stopped there for want of a victim worth collecting: this may be one.
     pub fn invalidate(&self, unit: UnitAddr) {
         self.fil.array().borrow_mut().invalidate(unit);
+        let (page, _) = self.geo.unit_page(unit);
+        let plane = self.blocks.borrow().plane_of(self.geo.block_of(page));
+        self.maybe_start_gc(plane);
     }
 }

@@ -120,6 +120,51 @@ fn aged_device_starts_at_its_gc_threshold_and_the_run_ends_with_the_host() {
     assert!(waf < 2.0, "WAF {waf:.2} over 3,000 writes from the aged device");
 }
 
+/// `ssdlab age` on `mqsim-default` cut to 100 blocks per plane with `gc.soft_free = 5` and an
+/// 8 MiB cache ran for more than 20 minutes without finishing: bringing the aged device to rest
+/// never ended. The fast preconditioner leaves every plane at its threshold of 5 free blocks,
+/// and at that size the threshold and the open blocks take nearly all the spare space: what is
+/// left is at most a unit per closed block (511 or 512 valid units of 512). Writing the cache
+/// back opened a user block in most planes (5 free, then 4) but made only a few units stale in
+/// each, and GC collected forever: a 511-unit victim moves in 256 two-unit pages (the odd unit
+/// padded into a page of its own), a whole block, so each collection freed one block, filled
+/// another and left a victim like itself. Simulated time ran on (20 s took seconds) with the
+/// free count stuck. GC now stops when the plane cannot gain a block; the 256 MiB cache, whose
+/// write-back makes about a block of units stale per plane, still brings every plane back.
+/// Here the same planes, 4 of them, with a 256 KiB cache: 3 of the 4 looped the same way.
+#[test]
+fn bringing_an_aged_device_to_rest_ends_when_gc_cannot_gain_a_block() {
+    let mut cfg = firmware::presets::get("mqsim-default").unwrap().unwrap();
+    (cfg.geometry.channels, cfg.geometry.ways, cfg.geometry.dies) = (2, 1, 1);
+    cfg.geometry.blocks = 100;
+    (cfg.ftl.gc.soft_free, cfg.ftl.gc.hard_free) = (Some(5), 2);
+    cfg.ftl.cache.capacity = sim::ByteSize::kib(256);
+    cfg.validate().unwrap();
+    let dev = build(&cfg, 1);
+    dev.ftl
+        .precondition(firmware::ftl::Precondition::SteadyState { overwrites: 2.0 }, &mut |_, _| {})
+        .unwrap();
+    let planes = (cfg.geometry.total_dies() * cfg.geometry.planes) as u64;
+    let soft = cfg.ftl.gc.soft(cfg.geometry.blocks) as u64;
+    assert_eq!(dev.ftl.free_blocks(), planes * soft + 1, "every plane at its threshold (one above)");
+
+    // What `quiesce` does first, with a limit: write the cache back and let GC finish.
+    dev.ftl.set_quiescing(true);
+    let ftl = dev.ftl.clone();
+    dev.platform.sim.cx().spawn(dev.ftl.core(), "flush", async move { ftl.flush().await });
+    dev.settle(sim::SimDuration::from_secs(10)).unwrap_or_else(|e| panic!("{e}"));
+    dev.ftl.set_quiescing(false);
+    assert_eq!(dev.ftl.dirty_lines(), 0);
+    assert!(
+        dev.ftl.free_blocks() < planes * soft,
+        "{} free blocks: the write-back should have left planes below the threshold that GC cannot get back to",
+        dev.ftl.free_blocks()
+    );
+    dev.ftl.check_invariants().unwrap();
+    dev.quiesce().unwrap();
+    dev.ftl.check_invariants().unwrap();
+}
+
 /// Preconditioning a device that was written already is refused with an error, not a panic
 /// (it asserted before).
 #[test]

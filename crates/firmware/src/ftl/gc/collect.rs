@@ -7,7 +7,7 @@ use std::rc::Rc;
 use nand::{BlockIdx, DataTag, Lpn, Oob, OobSlot, UnitAddr, UnitState};
 
 use crate::fil::{FlashRequest, FlashStatus, PageWrite, TxnSource};
-use crate::ftl::blocks::Stream;
+use crate::ftl::blocks::{BlockUse, Stream};
 use crate::ftl::config::TRANSLATION_LPN_BASE;
 use crate::ftl::data::UnitData;
 use crate::ftl::gc::victim;
@@ -15,10 +15,14 @@ use crate::ftl::state::FtlInner;
 use crate::ftl::waits::WaitKey;
 
 impl FtlInner {
-    /// Starts background GC in `plane` if it is short of free blocks and none is running.
+    /// Starts background GC in `plane` if it is short of free blocks, none is running, and
+    /// collecting could free a block.
     pub(crate) fn maybe_start_gc(&self, plane: u32) {
         let soft = self.cfg.gc.soft(self.geo.blocks);
-        if self.blocks.borrow().free_count(plane) >= soft || self.gc_active.borrow()[plane as usize] {
+        if self.blocks.borrow().free_count(plane) >= soft
+            || self.gc_active.borrow()[plane as usize]
+            || !self.could_free_a_block(plane)
+        {
             return;
         }
         self.gc_active.borrow_mut()[plane as usize] = true;
@@ -33,14 +37,26 @@ impl FtlInner {
         }
     }
 
+    /// Collects `plane` until it has its background threshold of free blocks, or until
+    /// collecting cannot free another block.
+    ///
+    /// A victim whose valid units take a whole block of GC pages to move (511 of 512 units in
+    /// two-unit pages: the odd one is padded into a page of its own) frees one block and fills
+    /// another with a block just like itself; with nothing else writing, a plane whose closed
+    /// blocks were all like that was collected forever, and bringing the device to rest never
+    /// ended. So GC stops when the plane's stale units, in whole pages, and the rest of its
+    /// open GC block no longer add up to a block; such blocks are not victims; and a
+    /// collection that programmed a whole block anyway (translation pages move a page each)
+    /// ends GC, as it ends the untimed GC. A unit going stale in the plane starts GC again
+    /// (see [`invalidate`](Self::invalidate)).
     async fn gc_plane(self: Rc<Self>, plane: u32) {
         let soft = self.cfg.gc.soft(self.geo.blocks);
         loop {
-            if self.blocks.borrow().free_count(plane) >= soft {
+            if self.blocks.borrow().free_count(plane) >= soft || !self.could_free_a_block(plane) {
                 break;
             }
-            let Some(v) = self.pick_victim(plane) else { break };
-            self.collect(v, Stream::Gc).await;
+            let Some(v) = self.pick_gaining_victim(plane) else { break };
+            let written = self.collect(v, Stream::Gc).await;
             self.stats.borrow_mut().gc_invocations += 1;
             if let Some(threshold) = self.cfg.wl.static_threshold {
                 let cold = victim::cold(plane, threshold, &self.blocks.borrow(), &self.fil.array().borrow());
@@ -49,15 +65,45 @@ impl FtlInner {
                     self.stats.borrow_mut().wl_migrations += 1;
                 }
             }
+            if written >= self.geo.pages {
+                break;
+            }
         }
         self.gc_active.borrow_mut()[plane as usize] = false;
     }
 
-    /// The victim GC takes next in `plane` under the configured policy, if any block would
-    /// free space.
+    /// Whether collecting `plane` could add a free block: each collection gains at most its
+    /// victim's stale units in whole pages, and the plane gains a block once those gains and
+    /// the rest of its open GC block fill one. Counts every closed block, programs pending or
+    /// not (an upper bound: never false while a block could be gained).
+    fn could_free_a_block(&self, plane: u32) -> bool {
+        let (upb, upp, pages) = (self.geo.units_per_block(), self.geo.units_per_page(), self.geo.pages);
+        let mut room = self.alloc.borrow().pages_left(Stream::Gc, plane);
+        let (blocks, array) = (self.blocks.borrow(), self.fil.array().borrow());
+        for b in blocks.plane_blocks(plane) {
+            if room >= pages {
+                return true;
+            }
+            if blocks.info(b).usage == BlockUse::Closed {
+                room += (upb - array.block(b).valid_units) / upp;
+            }
+        }
+        room >= pages
+    }
+
+    /// The victim the untimed GC takes next in `plane` under the configured policy, if any
+    /// block is not wholly valid.
     pub(crate) fn pick_victim(&self, plane: u32) -> Option<BlockIdx> {
         let array = self.fil.array().borrow();
         victim::pick(self.cfg.gc.victim, plane, &self.blocks.borrow(), &array, &mut self.rng.borrow_mut())
+    }
+
+    /// The victim the timed GC takes next in `plane` under the configured policy, if any
+    /// block's units would move in fewer pages than it has.
+    fn pick_gaining_victim(&self, plane: u32) -> Option<BlockIdx> {
+        let array = self.fil.array().borrow();
+        let (blocks, mut rng) = (self.blocks.borrow(), self.rng.borrow_mut());
+        victim::pick_gaining(self.cfg.gc.victim, plane, &blocks, &array, &mut rng)
     }
 
     /// Every page of `block` holding valid units, with those units' slots and LPNs.
@@ -78,13 +124,14 @@ impl FtlInner {
             .collect()
     }
 
-    /// Moves every valid unit out of `victim` and erases it.
-    pub(crate) async fn collect(&self, victim: BlockIdx, stream: Stream) {
+    /// Moves every valid unit out of `victim` and erases it. Returns the pages programmed.
+    pub(crate) async fn collect(&self, victim: BlockIdx, stream: Stream) -> u32 {
         self.blocks.borrow_mut().set_victim(victim);
         let plane = self.blocks.borrow().plane_of(victim);
         let upp = self.geo.units_per_page();
         let pages = self.valid_units_by_page(victim);
         let mut pending: Vec<Moved> = Vec::with_capacity(upp as usize);
+        let mut written = 0;
         for (page, units) in pages {
             let (tpages, data): (Vec<_>, Vec<_>) =
                 units.into_iter().partition(|(_, l)| l.0 >= TRANSLATION_LPN_BASE);
@@ -97,6 +144,7 @@ impl FtlInner {
             for (slot, lpn) in tpages {
                 let unit = self.geo.unit_addr(page, slot);
                 self.copy_tpage(lpn.0 - TRANSLATION_LPN_BASE, unit, &r, plane).await;
+                written += 1;
             }
             let born = |slot: u32| r.oob.as_ref().map_or(0, |o| o.born(slot as usize));
             for (slot, lpn) in data {
@@ -109,13 +157,16 @@ impl FtlInner {
                 pending.push(unit);
                 if pending.len() == upp as usize {
                     self.gc_write(plane, std::mem::take(&mut pending), stream).await;
+                    written += 1;
                 }
             }
         }
         if !pending.is_empty() {
             self.gc_write(plane, pending, stream).await;
+            written += 1;
         }
         self.erase_victim(victim).await;
+        written
     }
 
     /// Programs moved units into one GC page and points their LPNs at it, unless the host

@@ -20,6 +20,24 @@ pub fn pick(
     pick_by(policy, plane, blocks, upb, |b| array.block(b).valid_units, rng)
 }
 
+/// [`pick`] among the blocks whose valid units, packed, fill fewer pages than a block holds:
+/// moving any other victim takes a whole block of GC pages, so collecting it frees nothing
+/// (511 of 512 units in two-unit pages: the odd unit is padded into a page of its own). The
+/// timed GC picks this way; a collection that still gains nothing (translation pages, which
+/// move a page each) stops it.
+pub fn pick_gaining(
+    policy: VictimPolicy,
+    plane: u32,
+    blocks: &BlockManager,
+    array: &FlashArray,
+    rng: &mut SimRng,
+) -> Option<BlockIdx> {
+    let geo = array.geometry();
+    let (upb, upp) = (geo.units_per_block(), geo.units_per_page());
+    let most = upb - upp; // ceil(valid / upp) < pages
+    pick_within(policy, plane, blocks, upb, most, |b| array.block(b).valid_units, rng)
+}
+
 /// [`pick`] with each block's valid units from `valid` (of `upb` units per block).
 pub fn pick_by(
     policy: VictimPolicy,
@@ -29,11 +47,24 @@ pub fn pick_by(
     valid: impl Fn(BlockIdx) -> u32,
     rng: &mut SimRng,
 ) -> Option<BlockIdx> {
+    pick_within(policy, plane, blocks, upb, upb - 1, valid, rng)
+}
+
+/// A victim among the candidates of `plane` with at most `most` valid units (of `upb`).
+fn pick_within(
+    policy: VictimPolicy,
+    plane: u32,
+    blocks: &BlockManager,
+    upb: u32,
+    most: u32,
+    valid: impl Fn(BlockIdx) -> u32,
+    rng: &mut SimRng,
+) -> Option<BlockIdx> {
     let gain: Vec<(BlockIdx, u32)> = blocks
         .plane_blocks(plane)
         .filter(|&b| blocks.is_candidate(b))
         .map(|b| (b, valid(b)))
-        .filter(|&(_, valid)| valid < upb)
+        .filter(|&(_, valid)| valid <= most)
         .collect();
     if gain.is_empty() {
         return None;

@@ -51,7 +51,9 @@ impl<'a> Writer<'a> {
 }
 
 impl FtlInner {
-    /// Programs `units` into the next page of `stream` and moves their mapping there.
+    /// Programs `units` into the next page of `stream` and moves their mapping there. Old
+    /// copies go stale in the array directly: [`invalidate`](Self::invalidate) would start
+    /// timed GC.
     fn fast_write(
         &self,
         stream: Stream,
@@ -86,11 +88,11 @@ impl FtlInner {
                     .borrow_mut()
                     .relocate(u.lpn.0 - TRANSLATION_LPN_BASE, new);
                 if let Some(old) = old {
-                    self.invalidate(old);
+                    self.fil.array().borrow_mut().invalidate(old);
                 }
             } else {
                 if let Some(old) = self.l2p.borrow_mut().set(u.lpn, Some(new)) {
-                    self.invalidate(old);
+                    self.fil.array().borrow_mut().invalidate(old);
                 }
                 if let Some(d) = &self.dftl {
                     // Its translation page is behind the map now (written again by
