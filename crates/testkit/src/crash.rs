@@ -71,6 +71,8 @@ pub struct CrashOutcome {
     pub blocks: u64,
     /// Writes acknowledged.
     pub writes: u64,
+    /// Blocks erased, summed over the cycles (each system's count before its stop).
+    pub erases: u64,
 }
 
 /// The system under test, reopened from its images once per cycle.
@@ -153,6 +155,7 @@ pub fn crash_cycles(plan: &CrashPlan, reopen: &mut dyn Reopen) -> Result<CrashOu
             sys.sim().run().map_err(|d| fail(d.to_string()))?;
             reopen.checkpoint(&*sys).map_err(|e| fail(format!("checkpoint: {e}")))?;
         }
+        out.erases += sys.totals().ftl.blocks_erased;
         drop(sys); // a crash, unless the checkpoint above made it a clean stop
     }
     let s = shared.expect("at least one cycle");
