@@ -1,0 +1,66 @@
+//! `ssdlab figure NAME`: the papers whose figures ssdlab regenerates, and their options.
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+
+#[derive(Args, Debug)]
+pub struct FigureArgs {
+    #[command(subcommand)]
+    pub name: FigureName,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum FigureName {
+    /// PipeSSD (DAC'24): PipeSSD, DeepFlash, Tradition-4 and Tradition-8 on the pipessd device
+    /// with 4 and 8 channels and with half the data cache, over the shared traces (WebSearch,
+    /// TPC-C, MSR hm_0) and a Financial-like workload: throughput against Tradition-4, data
+    /// cache hit ratios, and the lock share of Tradition-4's tail latency.
+    Pipessd(PipessdFigureArgs),
+    /// The FPGA storage array with a host-side FTL: write bandwidth with and without
+    /// super-page writes, read bandwidth by block size, 4 KiB random IOPS by read/write mix,
+    /// small reads by queue depth, and host-directed write allocation.
+    HostftlArray(FigureOpts),
+    /// The PCIe SSD design study (FSSD vs BSSD, with a SATA SSD for power): host memory and
+    /// CPU, queued vs legacy latency, scaling with workers, the GC write cliff, power.
+    PcieStudy(FigureOpts),
+}
+
+/// Options of the host-FTL array and PCIe study figures.
+#[derive(Args, Debug, Clone)]
+pub struct FigureOpts {
+    /// Write the table (CSV and JSON) and each run's report and plots under this directory.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Shrink the devices (fewer blocks per plane) and the runs: a smoke test in seconds, not
+    /// the figures.
+    #[arg(long)]
+    pub quick: bool,
+    /// Seed of every run.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+#[derive(Args, Debug)]
+pub struct PipessdFigureArgs {
+    /// Where the table (figure.txt), the data (figure.json) and the charts go.
+    #[arg(long, value_name = "DIR", default_value = "figures/pipessd")]
+    pub out: PathBuf,
+    /// The shared trace directory. Default: ../shared/traces.
+    #[arg(long, value_name = "DIR")]
+    pub traces: Option<PathBuf>,
+    /// Blocks per plane of the pipessd device (8192 is its full 512 GiB; timing, cores and
+    /// caches are the preset's whatever the size).
+    #[arg(long, default_value_t = 1024)]
+    pub blocks: u32,
+    /// Commands outstanding: the closed-loop depth of the trace replays and the queue depth
+    /// of the Financial-like job.
+    #[arg(long, default_value_t = 32)]
+    pub depth: u32,
+    /// A short run (a smoke test): the 4-channel device only, fewer synthetic commands.
+    #[arg(long)]
+    pub quick: bool,
+    /// Seed of every run.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
