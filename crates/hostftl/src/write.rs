@@ -218,11 +218,11 @@ impl Inner {
         let mut oob = Oob::empty(upp);
         let mut data = self.payload.then(|| vec![0u8; self.geo.page_bytes() as usize]);
         let ub = self.geo.unit_bytes() as usize;
-        let stale = UnitData::zero(self.payload, ub);
+        let mut stale = None; // made only for a page that has a rewritten unit
         for (slot, &(lpn, born)) in units.iter().enumerate() {
             let d = match pending.get(&lpn) {
                 Some(p) if p.born == born => &p.data,
-                _ => &stale,
+                _ => &*stale.get_or_insert_with(|| UnitData::zero(self.payload, ub)),
             };
             oob.set(slot, OobSlot { lpn: Some(Lpn(lpn)), tag: d.tag() });
             oob.set_born(slot, born);
