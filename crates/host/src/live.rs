@@ -58,7 +58,8 @@ pub struct LiveStats {
     pub late: u64,
     /// ... by more than 1 ms.
     pub late_1ms: u64,
-    /// Mean release delay behind the modelled completion time, µs (`model`).
+    /// Mean delay of a reply, from its modelled completion time to the moment it was written
+    /// to the client's socket, µs (`model`).
     pub lag_mean_us: f64,
     /// 99th percentile of that delay, µs.
     pub lag_p99_us: f64,
@@ -78,8 +79,8 @@ pub struct ClientOpStats {
     pub bytes: u64,
     /// Wall-clock seconds from the first request of this type to the last reply.
     pub active_s: f64,
-    /// Requests per second over `active_s`, taken as at least one second: a lone request is
-    /// one request per second, not the inverse of its latency.
+    /// Requests per second over `active_s`; a lone request counts as one per second (not as
+    /// the inverse of its latency).
     pub iops: f64,
     /// Megabytes (10^6 B) per second over the same time.
     pub mb_per_s: f64,

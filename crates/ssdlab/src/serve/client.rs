@@ -79,7 +79,9 @@ impl ClientView {
                     (Some(f), Some(l)) => l.saturating_duration_since(f).as_secs_f64(),
                     _ => 0.0,
                 };
-                let per = active_s.max(1.0);
+                let count = o.latency.count();
+                // A lone request has no rate of its own: call it one per second.
+                let per = if count > 1 && active_s > 0.0 { active_s } else { 1.0 };
                 let count = o.latency.count();
                 let stats = ClientOpStats {
                     count,
@@ -184,5 +186,21 @@ mod tests {
         for op in ["read", "write"] {
             assert!((s[op].iops - 200.0 / 1.99).abs() < 1.0, "{op}: {:?}", s[op]);
         }
+    }
+
+    /// 5,000 requests answered within 0.32 s are 15,600 a second, not 5,000 (the rate was
+    /// taken over at least one second, which understated every run shorter than that).
+    #[test]
+    fn a_burst_shorter_than_a_second_is_a_rate_over_its_own_time() {
+        let mut v = ClientView::default();
+        let t0 = Instant::now();
+        for i in 0..5000u64 {
+            let at = t0 + Duration::from_nanos(64_000 * i);
+            v.record(1, at, at + Duration::from_micros(60), 4096, None);
+        }
+        let s = &v.stats()["write"];
+        let expect = 5000.0 / (4999.0 * 64e-6 + 60e-6);
+        assert!((s.iops - expect).abs() < 1.0, "{s:?}, expected {expect:.0}");
+        assert!((s.mb_per_s - expect * 4096.0 / 1e6).abs() < 0.01, "{s:?}");
     }
 }
