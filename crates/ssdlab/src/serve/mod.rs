@@ -28,6 +28,11 @@
 //! of its arrival and is answered when the wall clock reaches its modelled completion time
 //! (never earlier; later only when the host cannot keep up, which the report counts). With
 //! `--timing none` the device runs as fast as it can and answers as soon as it is done.
+//! Near a deadline, and for a moment after each reply (when a client at queue depth 1 sends
+//! its next request), the loop polls its sockets instead of sleeping: a wake-up from `ppoll`
+//! comes microseconds late. What a client measures is the modelled latency, the reply delay
+//! the report gives (`live.lag_*`: modelled completion to reply written), and the NBD round
+//! trip, which no device model includes; `scripts/bench-nbd model` measures all three.
 //!
 //! **Durability.** Data lives in the NAND image. As on a real drive with a volatile write
 //! cache, a write is acknowledged once it is in the data cache; Flush and FUA writes are
