@@ -247,6 +247,9 @@ impl Future for Compute<'_> {
                     Cost::Time(d) => d,
                     Cost::Cycles(c) => {
                         assert!(!core.is_unbound(), "compute(cycles) on an unbound task; use compute_for");
+                        if c == 0 {
+                            return Poll::Ready(()); // zero-cost steps are common (presets leave costs at 0)
+                        }
                         inner.cycles(core, c)
                     }
                 };

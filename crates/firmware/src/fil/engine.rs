@@ -431,14 +431,14 @@ impl Engine {
             if sh.cx.tracing() {
                 trace_txn(&sh, batch.die, batch.op, &txn);
             }
-            let page_type = sh.timing.cell.page_type_index(sh.geo.page_in_block(txn.req.page));
+            let page = txn.req.page;
             sh.stats.borrow_mut().record(
                 batch.die.idx(),
                 batch.op,
                 txn.req.source,
                 &txn.out.timing,
                 bytes,
-                page_type,
+                || sh.timing.cell.page_type_index(sh.geo.page_in_block(page)),
             );
             sh.answer(txn, sh.cfg.used_ring_latency);
         }

@@ -97,6 +97,8 @@ impl FilStats {
         }
     }
 
+    /// Counts a finished transaction; `page_type` (the index of its page's type) is asked for
+    /// programs only.
     pub(crate) fn record(
         &mut self,
         die: usize,
@@ -104,13 +106,13 @@ impl FilStats {
         source: TxnSource,
         t: &TxnTiming,
         bytes: u32,
-        page_type: usize,
+        page_type: impl FnOnce() -> usize,
     ) {
         match op {
             FlashOp::Read => self.read.record(t, bytes),
             FlashOp::Program => {
                 self.program.record(t, bytes);
-                self.program_by_page_type[page_type].1.record_duration(t.command());
+                self.program_by_page_type[page_type()].1.record_duration(t.command());
             }
             FlashOp::Erase => self.erase.record(t, bytes),
         }

@@ -46,7 +46,11 @@ impl Controller {
     /// The request reaches `point` of the architecture's flow (no-op without one).
     async fn enter(&self, point: Point) {
         if let Some(f) = self.ftl_info.flow() {
-            f.enter(point, None).await;
+            if f.migrates() {
+                f.enter(point, None).await;
+            } else {
+                f.set_role(point); // nothing moves: no future to await (as `FtlInner::enter`)
+            }
         }
     }
 

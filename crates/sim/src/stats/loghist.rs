@@ -8,6 +8,7 @@ const SUB: u64 = 16;
 const SUB_BITS: u32 = SUB.trailing_zeros();
 
 /// Bin of `v`: values below `SUB` have their own bin; above, `SUB` bins per octave.
+#[inline]
 fn bin(v: u64) -> usize {
     if v < SUB {
         return v as usize;
@@ -45,7 +46,9 @@ impl LogHistogram {
         Self::default()
     }
 
-    /// Records one sample.
+    /// Records one sample. Inlined: the host records every phase of every request (thirteen
+    /// samples per request), where the call itself cost about as much as the recording.
+    #[inline]
     pub fn record(&mut self, v: u64) {
         let b = bin(v);
         if b >= self.counts.len() {

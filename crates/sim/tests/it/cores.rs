@@ -29,6 +29,39 @@ fn compute_serialises_tasks_on_one_core_but_not_across_cores() {
     assert_eq!(stats[0].max_run_queue, 1);
 }
 
+/// Zero cycles take no time and do not yield: the task keeps running in the same poll (the
+/// other task on the core, woken at the same instant, runs after it), and the core is charged
+/// nothing. Most presets leave firmware costs at zero, so this is the common case.
+#[test]
+fn zero_cycle_compute_neither_yields_nor_charges_the_core() {
+    let sim = Sim::new(0);
+    let core = sim.add_core(CoreSpec::new("ftl", Frequency::mhz(1000)));
+    let cx = sim.cx();
+    let order = Rc::new(RefCell::new(Vec::new()));
+    for name in ["t0", "t1"] {
+        let (c, o) = (cx.clone(), order.clone());
+        cx.spawn(core, name, async move {
+            o.borrow_mut().push((name, "before"));
+            c.compute(0).await;
+            o.borrow_mut().push((name, "after"));
+        });
+    }
+    sim.run().unwrap();
+    assert_eq!(*order.borrow(), vec![("t0", "before"), ("t0", "after"), ("t1", "before"), ("t1", "after")]);
+    assert_eq!(sim.now(), SimTime::ZERO);
+    assert_eq!(sim.core_stats()[0].busy, SimDuration::ZERO);
+}
+
+#[test]
+#[should_panic(expected = "compute(cycles) on an unbound task")]
+fn zero_cycle_compute_on_an_unbound_task_still_panics() {
+    let sim = Sim::new(0);
+    let cx = sim.cx();
+    let c = cx.clone();
+    cx.spawn(CoreId::UNBOUND, "unbound", async move { c.compute(0).await });
+    let _ = sim.run();
+}
+
 #[test]
 fn waiting_on_io_frees_the_core() {
     // t0 computes 1 us, then waits 10 us on "flash" (a sleep), then computes 1 us.
