@@ -47,8 +47,8 @@ const SLEEP_AT_LEAST: Duration = Duration::from_micros(50);
 /// With `--timing model`, the device thread polls its sockets for this long after writing a
 /// reply instead of sleeping in `ppoll`: at queue depth 1 the client's next request arrives
 /// 10-20 µs after the reply, and catching it without a wake-up cut fio's mean QD1 latency by
-/// 4 µs (writes) to 12 µs (reads) on this project's 2-core machine (issue 17, item 5). At
-/// most this much CPU per reply; a busy device polls anyway.
+/// 4-5 µs for writes and about 3 µs for reads on this project's 2-core machine (issue 17,
+/// item 5). At most this much CPU per reply; a busy device polls anyway.
 const POLL_AFTER_REPLY: Duration = Duration::from_micros(30);
 
 /// A finished request waiting for its release.
@@ -260,8 +260,11 @@ pub(super) fn device_thread(
         // Requests already read but not started: no waiting for the socket.
         let wait = if conns.iter().any(|(_, c)| c.has_more()) { Duration::ZERO } else { wait };
         if poll_instead_of_sleeping(o.timing, wait, last_reply.elapsed()) {
-            // Let a runnable thread (the client, on a machine with few cores) have the core.
-            std::thread::yield_now();
+            // Not `yield_now`: with any CPU-bound process on the machine (a build), a yield
+            // hands it the core for a whole time slice (QD1 read latency 1.7 ms instead of
+            // 0.3 ms beside two `nice -n 19` busy loops); the scheduler preempts a spinning
+            // thread for a waking client anyway.
+            std::hint::spin_loop();
             continue;
         }
         if wait_ready(&inbox.woken, &conns, wait) {
