@@ -25,7 +25,7 @@ pub struct ServeArgs {
     pub blocks: Option<u32>,
     /// model: answer each request at its modelled completion time (a real-time SSD; the
     /// reply is written a few µs after it, and a client also sees the NBD round trip, which
-    /// `ssdlab run` does not model: 8-18 µs per request over a Unix socket on a 2-core
+    /// `ssdlab run` does not model: 10-40 µs per request over a Unix socket on a 2-core
     /// machine, see scripts/bench-nbd model); none: as fast as the simulation runs (functional).
     #[arg(long, value_enum, default_value_t = TimingArg::Model)]
     pub timing: TimingArg,
