@@ -82,7 +82,6 @@ impl ClientView {
                 let count = o.latency.count();
                 // A lone request has no rate of its own: call it one per second.
                 let per = if count > 1 && active_s > 0.0 { active_s } else { 1.0 };
-                let count = o.latency.count();
                 let stats = ClientOpStats {
                     count,
                     errors: o.errors,
