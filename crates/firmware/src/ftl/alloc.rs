@@ -137,12 +137,13 @@ impl Allocator {
             AllocConfig::Static { .. } => {
                 // The next plane in the order; if it is full, the first one after it with room
                 // (a plane GC cannot clean must not stall every write).
-                let n = planes as u64;
-                let start = self.counter;
-                let found = (0..n).map(|k| start + k).find(|&i| room(self.static_plane(i)))?;
-                let p = self.static_plane(found);
-                self.counter = found + 1;
-                Some(p)
+                // (A write that finds no room anywhere looks at every plane, once per wake-up
+                // while it waits: the period is walked in place, without a division per plane.)
+                let off = (self.counter % self.stripe.len() as u64) as usize;
+                let (before, from) = self.stripe.split_at(off);
+                let k = from.iter().chain(before).position(|&p| room(p))?;
+                self.counter += k as u64 + 1;
+                Some(self.stripe[(off + k) % self.stripe.len()])
             }
             AllocConfig::LeastBusy => {
                 let dies = self.geo.total_dies();
