@@ -201,15 +201,8 @@ impl FtlInner {
         dftl.borrow_mut().writing[t as usize] = true;
         let partial = {
             let mut d = dftl.borrow_mut();
-            let mut partial = false;
-            for seg in d.segments_of(t) {
-                if d.cmt.is_cached(seg) {
-                    d.cmt.mark_clean(seg);
-                } else {
-                    partial = true;
-                }
-            }
-            partial
+            let segs = d.segments_of(t);
+            !d.cmt.mark_clean_all(segs)
         };
         if partial {
             self.tpage_read(t).await; // read-modify-write of the entries not in DRAM

@@ -121,11 +121,19 @@ impl Cmt {
         *s |= DIRTY;
     }
 
-    /// Marks a segment clean (its translation page is being written).
-    pub fn mark_clean(&mut self, seg: u32) {
-        let s = &mut self.state[seg as usize];
-        self.dirty -= (*s & DIRTY != 0) as u32;
-        *s &= !DIRTY;
+    /// Marks every cached segment in `segs` clean (their translation page is being written);
+    /// returns whether all of them are cached. One pass over their state bytes: a translation
+    /// page holds 2,048 one-entry segments under classic DFTL.
+    pub fn mark_clean_all(&mut self, segs: std::ops::Range<u32>) -> bool {
+        let states = &mut self.state[segs.start as usize..segs.end as usize];
+        let (mut cleaned, mut cached) = (0u32, 0u32);
+        for s in states.iter_mut() {
+            cleaned += (*s & DIRTY != 0) as u32;
+            cached += (*s & CACHED != 0) as u32;
+            *s &= !DIRTY;
+        }
+        self.dirty -= cleaned;
+        cached as usize == states.len()
     }
 
     /// Cached segments that are dirty.
@@ -197,7 +205,7 @@ mod tests {
         c.start_loading(7);
         assert!(c.over_capacity());
         c.mark_dirty(5);
-        c.mark_clean(5);
+        c.mark_clean_all(5..6);
         c.evict(5);
         c.finish_loading(7);
         assert_eq!(c.lru(), Some(3));
@@ -215,8 +223,8 @@ mod tests {
         c.mark_dirty(20);
         c.mark_dirty(30);
         assert_eq!(c.dirty_count(), 2);
-        c.mark_clean(20);
-        c.mark_clean(20);
+        c.mark_clean_all(20..21);
+        c.mark_clean_all(20..21);
         assert_eq!(c.dirty_count(), 1);
         assert_eq!(c.lru(), Some(10));
         c.evict(10);
@@ -229,10 +237,31 @@ mod tests {
         assert_eq!(c.nodes.len(), 3, "evicted segments' nodes are reused");
         c.touch(30);
         assert_eq!(c.lru(), Some(40));
-        c.mark_clean(30);
+        c.mark_clean_all(30..31);
         c.evict(40);
         c.evict(50);
         c.evict(30);
         assert_eq!((c.lru(), c.cached, c.dirty_count()), (None, 0, 0));
+    }
+
+    #[test]
+    fn marking_a_range_clean_says_whether_all_of_it_is_cached() {
+        let mut c = Cmt::new(16, 8);
+        for s in 4..8 {
+            c.start_loading(s);
+            c.finish_loading(s);
+        }
+        c.start_loading(8); // loading is not cached
+        for s in [5, 6, 7] {
+            c.mark_dirty(s);
+        }
+        assert_eq!(c.dirty_count(), 3);
+        assert!(c.mark_clean_all(4..6), "4 and 5 are cached");
+        assert_eq!(c.dirty_count(), 2);
+        assert!(!c.is_dirty(5) && c.is_dirty(6) && c.is_dirty(7));
+        assert!(!c.mark_clean_all(6..9), "8 is only loading");
+        assert!(!c.mark_clean_all(0..4));
+        assert_eq!(c.dirty_count(), 0);
+        assert!(c.is_cached(6) && c.is_loading(8));
     }
 }

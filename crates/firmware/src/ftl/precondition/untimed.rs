@@ -260,9 +260,8 @@ impl FtlInner {
         let per = d.borrow().entries_per_tpage as usize;
         {
             let mut dm = d.borrow_mut();
-            for seg in dm.segments_of(t) {
-                dm.cmt.mark_clean(seg);
-            }
+            let segs = dm.segments_of(t);
+            dm.cmt.mark_clean_all(segs);
             dm.clear_pending(t);
         }
         let raw = self.l2p.borrow().raw(t as usize * per..(t as usize + 1) * per).to_vec();
