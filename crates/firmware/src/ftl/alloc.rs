@@ -242,6 +242,35 @@ mod tests {
         assert_eq!(planes, vec![0, 1, 4, 5]);
     }
 
+    /// Takes free blocks of `plane` until host data may not take another.
+    fn leave_no_room(blocks: &mut BlockManager, plane: u32, hard_free: u32) {
+        while blocks.free_count(plane) > hard_free {
+            blocks.take(plane, Stream::Gc, 0).expect("a free block");
+        }
+    }
+
+    #[test]
+    fn the_static_order_skips_planes_without_room_and_wraps_around() {
+        let g = geo();
+        let mut blocks = BlockManager::new(&g, false, &[]);
+        let mut a = Allocator::new(&g, &AllocConfig::Static { order: "CWDP".into() });
+        let (hard, idle) = (2, |_: DieIdx| 0);
+        // CWDP visits 0, 4, 2, 6, 1, 5, 3, 7; planes 4 and 2 have no room for host data.
+        leave_no_room(&mut blocks, 4, hard);
+        leave_no_room(&mut blocks, 2, hard);
+        let mut next = |blocks: &BlockManager| a.user_plane(blocks, hard, &idle);
+        let picks: Vec<_> = (0..7).map(|_| next(&blocks).unwrap()).collect();
+        assert_eq!(picks, [0, 6, 1, 5, 3, 7, 0]);
+        // Plane 7, the last of the period, fills too: the search past it starts over at 0.
+        leave_no_room(&mut blocks, 7, hard);
+        let picks: Vec<_> = (0..6).map(|_| next(&blocks).unwrap()).collect();
+        assert_eq!(picks, [6, 1, 5, 3, 0, 6]);
+        for p in [0, 6, 1, 5, 3] {
+            leave_no_room(&mut blocks, p, hard);
+        }
+        assert_eq!(next(&blocks), None, "no plane has room: the write waits for GC");
+    }
+
     #[test]
     fn frontiers_hand_out_pages_in_order_and_close_full_blocks() {
         let g = geo();
