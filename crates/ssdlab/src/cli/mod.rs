@@ -521,9 +521,9 @@ pub struct BenchArgs {
     #[arg(long, default_value = "1TiB")]
     pub capacity: String,
     /// The device of the full-size rows (a preset or a TOML file): steady-state
-    /// preconditioning, 4 KiB random reads, then 4 KiB random writes in GC steady state, all
-    /// QD32 on the metadata store, with the process's peak memory. About ten minutes at 512 GiB
-    /// (`--quick` skips them).
+    /// preconditioning, 4 KiB random reads, then 4 KiB random writes from the write cliff on,
+    /// with the units GC moved per wall second, all QD32 on the metadata store, with the
+    /// process's peak memory. About ten minutes at 512 GiB (`--quick` skips them).
     #[arg(long, default_value = "mqsim-default", value_name = "DEVICE")]
     pub full_size: String,
     /// Blocks per plane of the full-size device instead of its own (4096 makes mqsim-default
@@ -533,8 +533,9 @@ pub struct BenchArgs {
     /// Random reads of the full-size rows.
     #[arg(long, default_value_t = 1_000_000, value_name = "N")]
     pub reads: u64,
-    /// Random writes of the full-size rows, measured from the write cliff on (long enough to
-    /// average over GC's bursts).
+    /// Random writes of the full-size rows, measured from the write cliff on (a million is
+    /// not yet the long-run steady state of a 512 GiB device: docs/write-path.md has a run of
+    /// eight million through DFTL's trough after the cliff).
     #[arg(long, default_value_t = 1_000_000, value_name = "N")]
     pub writes: u64,
     /// Skip the full-size rows.
