@@ -372,19 +372,21 @@ pub struct JobArgs {
     /// A fio job file (the common INI subset; unsupported options are rejected by name).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["rw", "bs", "bssplit", "iodepth", "numjobs", "rwmixread", "size", "offset", "random_distribution", "number_ios", "runtime", "ramp_time", "rate_iops", "rate", "time_based"])]
     pub job_file: Option<PathBuf>,
-    /// I/O pattern: read, write, randread, randwrite, randrw, rw.
+    /// I/O pattern: read, write, randread, randwrite, randrw, rw. Default: randrw (the default
+    /// job's, kept when other flags are given, as are its bs, iodepth, numjobs and number-ios).
     #[arg(long)]
     pub rw: Option<String>,
-    /// Block size, e.g. 4k (fio syntax; `4k,16k` for reads and writes).
+    /// Block size, e.g. 4k (fio syntax; `4k,16k` for reads and writes). Default: 4k.
     #[arg(long)]
     pub bs: Option<String>,
     /// Block-size mix, e.g. 4k/50:64k/50.
     #[arg(long)]
     pub bssplit: Option<String>,
-    /// Commands in flight per job.
+    /// Commands in flight per job. Default: 32.
     #[arg(long)]
     pub iodepth: Option<String>,
-    /// Clones of the job, each on its own NVMe queue.
+    /// Clones of the job, each on its own NVMe queue. Default: 4, so `--number-ios 1000`
+    /// alone runs 4,000 I/Os; `--numjobs 1` for one job.
     #[arg(long)]
     pub numjobs: Option<String>,
     /// Percentage of reads for rw and randrw.
@@ -399,7 +401,7 @@ pub struct JobArgs {
     /// random (uniform), zipf:THETA, pareto:H, zoned:..., or hotcold:H/A.
     #[arg(long, alias = "distribution")]
     pub random_distribution: Option<String>,
-    /// I/Os per job.
+    /// I/Os per job. Default: 50,000 (unless --runtime or --time-based is given).
     #[arg(long)]
     pub number_ios: Option<String>,
     /// Simulated run time after the ramp, e.g. 2s.
