@@ -525,7 +525,7 @@ pub struct BenchArgs {
     /// The device of the full-size rows (a preset or a TOML file): steady-state
     /// preconditioning, 4 KiB random reads, then 4 KiB random writes from the write cliff on,
     /// with the units GC moved per wall second, all QD32 on the metadata store, with the
-    /// process's peak memory. About ten minutes at 512 GiB (`--quick` skips them).
+    /// process's peak memory. About two minutes at 512 GiB (`--quick` skips them).
     #[arg(long, default_value = "mqsim-default", value_name = "DEVICE")]
     pub full_size: String,
     /// Blocks per plane of the full-size device instead of its own (4096 makes mqsim-default
