@@ -9,7 +9,7 @@ use smallvec::SmallVec;
 use nand::{BlockIdx, DataTag, Lpn, Oob, OobSlot, UnitAddr, UnitState};
 
 use crate::fil::{FlashRequest, FlashStatus, PageWrite, TxnSource};
-use crate::ftl::blocks::{BlockUse, Stream};
+use crate::ftl::blocks::{BlockManager, BlockUse, Stream};
 use crate::ftl::config::TRANSLATION_LPN_BASE;
 use crate::ftl::data::UnitData;
 use crate::ftl::gc::victim;
@@ -27,13 +27,11 @@ impl FtlInner {
     #[inline]
     pub(crate) fn maybe_start_gc(&self, plane: u32) {
         let soft = self.cfg.gc.soft(self.geo.blocks);
-        if self.blocks.borrow().free_count(plane) >= soft
-            || self.gc_active.borrow()[plane as usize]
-            || !self.could_free_a_block(plane)
+        if idle_and_short(plane, soft, &self.blocks.borrow(), &self.gc_active.borrow())
+            && self.could_free_a_block(plane)
         {
-            return;
+            self.start_gc(plane);
         }
-        self.start_gc(plane);
     }
 
     /// Spawns `plane`'s GC task (the caller checked that it should run).
@@ -52,7 +50,7 @@ impl FtlInner {
         let soft = self.cfg.gc.soft(self.geo.blocks);
         let idle_and_short: SmallVec<[u32; 8]> = {
             let (blocks, active) = (self.blocks.borrow(), self.gc_active.borrow());
-            (0..blocks.planes()).filter(|&p| !active[p as usize] && blocks.free_count(p) < soft).collect()
+            (0..blocks.planes()).filter(|&p| idle_and_short(p, soft, &blocks, &active)).collect()
         };
         for p in idle_and_short {
             if self.could_free_a_block(p) {
@@ -260,6 +258,11 @@ impl FtlInner {
         self.stats.borrow_mut().blocks_erased += 1;
         self.waits.notify(WaitKey::Space);
     }
+}
+
+/// Whether `plane` has fewer than `soft` free blocks and no GC task running (`active`, by plane).
+fn idle_and_short(plane: u32, soft: u32, blocks: &BlockManager, active: &[bool]) -> bool {
+    !active[plane as usize] && blocks.free_count(plane) < soft
 }
 
 /// A valid unit on its way out of a victim block.
