@@ -218,7 +218,7 @@ impl Session {
     pub fn start_sampler(self: &Rc<Self>, dev: &dyn System) {
         let sample = dev.sampler();
         let me = self.clone();
-        self.cx.spawn_daemon(CoreId::UNBOUND, "time-series sampler", async move {
+        self.cx.spawn_watcher(CoreId::UNBOUND, "time-series sampler", async move {
             loop {
                 let at = me.series.borrow().next_boundary();
                 me.cx.sleep_until(at).await;

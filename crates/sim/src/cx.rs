@@ -9,7 +9,7 @@ use crate::core::CoreId;
 use crate::executor::Inner;
 use crate::rng::SimRng;
 use crate::sync::oneshot;
-use crate::task::{Label, WaitOn};
+use crate::task::{Kind, Label, WaitOn};
 use crate::time::{SimDuration, SimTime};
 use crate::trace::{Recorder, Span, Trace, TraceWindow, Track};
 
@@ -94,7 +94,7 @@ impl Cx {
         name: impl Into<Label>,
         fut: impl Future<Output = T> + 'static,
     ) -> JoinHandle<T> {
-        self.spawn_inner(core, name.into(), false, fut)
+        self.spawn_inner(core, name.into(), Kind::Foreground, fut)
     }
 
     /// Spawns a daemon: a service loop that may wait forever without making the run a
@@ -105,21 +105,34 @@ impl Cx {
         name: impl Into<Label>,
         fut: impl Future<Output = T> + 'static,
     ) -> JoinHandle<T> {
-        self.spawn_inner(core, name.into(), true, fut)
+        self.spawn_inner(core, name.into(), Kind::Daemon, fut)
+    }
+
+    /// Spawns a watcher: a daemon that only observes (samples statistics on a timer) and wakes
+    /// no other task. Its timers are not pending work: when every foreground task waits and
+    /// only watchers' timers are left, the run is a [`Deadlock`](crate::Deadlock), as it would
+    /// be with no timer at all, instead of a clock that ticks on forever.
+    pub fn spawn_watcher<T: 'static>(
+        &self,
+        core: CoreId,
+        name: impl Into<Label>,
+        fut: impl Future<Output = T> + 'static,
+    ) -> JoinHandle<T> {
+        self.spawn_inner(core, name.into(), Kind::Watcher, fut)
     }
 
     fn spawn_inner<T: 'static>(
         &self,
         core: CoreId,
         name: Label,
-        daemon: bool,
+        kind: Kind,
         fut: impl Future<Output = T> + 'static,
     ) -> JoinHandle<T> {
         let (tx, rx) = oneshot::channel(self, name.clone());
         let task = async move {
             tx.send(fut.await);
         };
-        self.inner.spawn(core, name.clone(), daemon, Box::pin(task));
+        self.inner.spawn(core, name.clone(), kind, Box::pin(task));
         JoinHandle { rx, name }
     }
 

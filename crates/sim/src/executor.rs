@@ -20,7 +20,7 @@ use crate::core::{CoreId, CoreSpec, CoreState, CoreStats};
 use crate::cx::Cx;
 use crate::deadlock::{BlockedTask, Deadlock};
 use crate::rng::SimRng;
-use crate::task::{BoxFuture, Label, TaskKey, TaskTable, WaitOn};
+use crate::task::{BoxFuture, Kind, Label, TaskKey, TaskTable, WaitOn};
 use crate::time::{SimDuration, SimTime};
 use crate::timers::{self, Timers};
 use crate::trace::{Recorder, Span, Track};
@@ -44,6 +44,8 @@ enum TimerAction {
     WakeTask(TaskKey),
     /// Hand a reserved core to its task after the context switch.
     Dispatch(TaskKey),
+    /// Wake a watcher (a timer that is not pending work: see [`Kind::Watcher`]).
+    WakeWatcher(TaskKey),
 }
 
 /// Shared state of one simulation; reached by tasks through [`Cx`].
@@ -52,6 +54,9 @@ pub(crate) struct Inner {
     now: Cell<SimTime>,
     seq: Cell<u64>,
     timers: RefCell<Timers<TimerAction>>,
+    /// Timers of watchers among `timers`: when they are all that is pending, nothing can wake
+    /// a waiting foreground task.
+    watcher_timers: Cell<usize>,
     ready: RefCell<VecDeque<TaskKey>>,
     tasks: RefCell<TaskTable>,
     cores: RefCell<Vec<CoreState>>,
@@ -127,6 +132,11 @@ impl Inner {
                         return; // a timer for this instant is already pending for this task
                     }
                     slot.armed = at;
+                    if slot.watcher {
+                        drop(tasks);
+                        self.watcher_timers.set(self.watcher_timers.get() + 1);
+                        return self.schedule(at, TimerAction::WakeWatcher(key));
+                    }
                 }
                 TimerAction::WakeTask(key)
             }
@@ -146,12 +156,12 @@ impl Inner {
         }
     }
 
-    pub fn spawn(&self, core: CoreId, name: Label, daemon: bool, fut: BoxFuture) -> TaskKey {
+    pub fn spawn(&self, core: CoreId, name: Label, kind: Kind, fut: BoxFuture) -> TaskKey {
         if !core.is_unbound() {
             let n = self.cores.borrow().len();
             assert!(core.index() < n, "spawn on core {} but only {n} cores exist", core.index());
         }
-        let key = self.tasks.borrow_mut().insert(core, name, daemon, fut);
+        let key = self.tasks.borrow_mut().insert(core, name, kind, fut);
         self.ready.borrow_mut().push_back(key);
         key
     }
@@ -183,14 +193,25 @@ impl Inner {
         }
     }
 
-    /// The running task `key` spins on `core` for a lock: it keeps the core busy, unless a
-    /// task holding a lock needs the core (see `dispatch`).
-    pub fn start_spinning(&self, core: CoreId, key: TaskKey) {
+    /// The running task `key` would spin on `core` for a lock: it keeps the core busy, unless a
+    /// task holding a lock needs the core. Returns whether it spins: a task that holds a lock
+    /// and waits in the core's run queue gets the core first instead (moved to the front), as
+    /// one woken while the core spins takes it (see `dispatch`); the spinner could be waiting,
+    /// through other cores, for that very task.
+    pub fn start_spinning(&self, core: CoreId, key: TaskKey) -> bool {
         let mut cores = self.cores.borrow_mut();
         let c = &mut cores[core.index()];
-        if c.spinning.is_none_or(|(k, _)| k != key) {
-            c.spinning = Some((key, self.now()));
+        if c.spinning.is_some_and(|(k, _)| k == key) {
+            return true;
         }
+        let tasks = self.tasks.borrow();
+        if let Some(i) = c.runq.iter().position(|&k| tasks.get(k).is_some_and(|s| s.locks_held > 0)) {
+            let holder = c.runq.remove(i).expect("found");
+            c.runq.push_front(holder);
+            return false;
+        }
+        c.spinning = Some((key, self.now()));
+        true
     }
 
     /// Task `key` stops spinning on `core`: how long it spun, if it still held the core (a
@@ -411,6 +432,10 @@ impl Inner {
             TimerAction::Wake(w) => w.wake(),
             TimerAction::WakeTask(key) => self.wake(key),
             TimerAction::Dispatch(key) => self.ready.borrow_mut().push_back(key),
+            TimerAction::WakeWatcher(key) => {
+                self.watcher_timers.set(self.watcher_timers.get() - 1);
+                self.wake(key);
+            }
         }
     }
 
@@ -467,6 +492,7 @@ impl Sim {
             now: Cell::new(SimTime::ZERO),
             seq: Cell::new(0),
             timers: RefCell::new(Timers::default()),
+            watcher_timers: Cell::new(0),
             ready: RefCell::new(VecDeque::new()),
             tasks: RefCell::new(TaskTable::default()),
             cores: RefCell::new(Vec::new()),
@@ -567,11 +593,18 @@ impl Sim {
             if idle && idle_stops {
                 return Ok(Stop::Idle);
             }
-            let next = inner.timers.borrow().peek().map(|k| SimTime::from_nanos(timers::instant(k)));
+            let (next, work_pending) = {
+                let timers = inner.timers.borrow();
+                (
+                    timers.peek().map(|k| SimTime::from_nanos(timers::instant(k))),
+                    timers.len() > inner.watcher_timers.get(),
+                )
+            };
+            // Foreground tasks wait and nothing but a watcher's timer could ever wake one.
+            if !idle && !work_pending {
+                return Err(inner.deadlock());
+            }
             let Some(at) = next else {
-                if !idle {
-                    return Err(inner.deadlock());
-                }
                 if limit == SimTime::MAX {
                     return Ok(Stop::Idle);
                 }
@@ -608,7 +641,7 @@ impl Sim {
             slot.set(Some(fut.await));
             inner.request_stop();
         };
-        self.inner.spawn(CoreId::UNBOUND, "main".into(), false, Box::pin(main));
+        self.inner.spawn(CoreId::UNBOUND, "main".into(), Kind::Foreground, Box::pin(main));
         loop {
             self.run()?;
             if let Some(v) = out.take() {

@@ -82,6 +82,18 @@ pub enum WaitOn {
     Other,
 }
 
+/// What keeps a run going.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// A run goes on until it finishes.
+    Foreground,
+    /// A service loop that may wait forever.
+    Daemon,
+    /// A daemon that only observes (a sampler): it wakes no other task, so a run whose
+    /// foreground tasks all wait while only watchers' timers are pending is a deadlock.
+    Watcher,
+}
+
 pub(crate) type BoxFuture = Pin<Box<dyn Future<Output = ()>>>;
 
 /// One task's bookkeeping.
@@ -92,6 +104,8 @@ pub(crate) struct Slot {
     /// Woken and not yet polled (in the ready queue, a core's run queue, or a reserved core).
     pub queued: bool,
     pub daemon: bool,
+    /// A daemon that only observes (see [`Kind::Watcher`]): its timers are not pending work.
+    pub watcher: bool,
     pub core: CoreId,
     pub name: Label,
     pub wait: WaitOn,
@@ -115,7 +129,8 @@ pub(crate) struct TaskTable {
 }
 
 impl TaskTable {
-    pub fn insert(&mut self, core: CoreId, name: Label, daemon: bool, fut: BoxFuture) -> TaskKey {
+    pub fn insert(&mut self, core: CoreId, name: Label, kind: Kind, fut: BoxFuture) -> TaskKey {
+        let daemon = kind != Kind::Foreground;
         if !daemon {
             self.live_foreground += 1;
         }
@@ -125,6 +140,7 @@ impl TaskTable {
             fut: Some(fut),
             queued: true,
             daemon,
+            watcher: kind == Kind::Watcher,
             core,
             name,
             wait: WaitOn::Runnable,

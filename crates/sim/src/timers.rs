@@ -63,7 +63,6 @@ impl<A> Timers<A> {
     }
 
     /// Timers queued.
-    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.heap.len()
     }

@@ -369,9 +369,11 @@ impl Future for Granted<'_> {
             return Poll::Ready(());
         }
         *self.waiter.waker.borrow_mut() = Some(task.waker().clone());
-        if let Some(k) = self.spin {
-            // It holds its core while it spins (whenever it runs again after losing it too).
-            self.cx.inner.start_spinning(self.cx.core(), k);
+        // It holds its core while it spins (whenever it runs again after losing it too),
+        // unless a task that holds a lock waits for the core.
+        if let Some(k) = self.spin
+            && self.cx.inner.start_spinning(self.cx.core(), k)
+        {
             self.cx.inner.note_computing();
         }
         self.cx.note_wait(WaitOn::Mutex(self.label.clone(), self.holder));
@@ -528,6 +530,53 @@ mod tests {
         sim.run().expect("holders get their cores back");
         assert_eq!(done.borrow().len(), 4);
         assert!(sim.core_stats().iter().all(|c| c.busy > SimDuration::ZERO), "both cores spun");
+    }
+
+    /// Issue 26 (Tradition-N's livelock): a lock holder that is already queued for its core
+    /// when another task of that core starts to spin must get the core, not only one woken
+    /// while the core spins. H holds `one` and waits for core a behind S; S spins for `two`,
+    /// held by T on core b, which spins for `one`. Before, S kept core a forever.
+    #[test]
+    fn a_spinner_gives_its_core_to_a_lock_holder_queued_for_it() {
+        let sim = Sim::new(1);
+        let (a, b) = two_cores(&sim);
+        let cx = sim.cx();
+        let class = LockClass::new("table");
+        let lock = |_| Rc::new(Lock::new(&cx, &class, LockKind::Spin, LockCosts::default()));
+        let (one, two) = (lock(1), lock(2));
+        let done = Rc::new(RefCell::new(Vec::new()));
+        let us = SimDuration::from_nanos;
+        let (l, c, d) = (one.clone(), cx.clone(), done.clone());
+        cx.spawn(a, "H", async move {
+            l.acquire().await;
+            c.sleep(us(10)).await; // wakes while X computes: queued behind S
+            l.release();
+            d.borrow_mut().push("H");
+        });
+        let (c, d) = (cx.clone(), done.clone());
+        cx.spawn(a, "X", async move {
+            c.sleep(us(1)).await;
+            c.compute_for(us(100)).await;
+            d.borrow_mut().push("X");
+        });
+        let (l, c, d) = (two.clone(), cx.clone(), done.clone());
+        cx.spawn(a, "S", async move {
+            c.sleep(us(5)).await; // queued behind X
+            l.acquire().await;
+            l.release();
+            d.borrow_mut().push("S");
+        });
+        let (l1, l2, c, d) = (one.clone(), two.clone(), cx.clone(), done.clone());
+        cx.spawn(b, "T", async move {
+            l2.acquire().await;
+            c.sleep(us(20)).await;
+            l1.acquire().await; // held by H: spins on core b
+            l1.release();
+            l2.release();
+            d.borrow_mut().push("T");
+        });
+        sim.run().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(*done.borrow(), vec!["X", "H", "T", "S"]);
     }
 
     /// Waiters are served in the order they asked.

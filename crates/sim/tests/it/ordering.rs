@@ -157,6 +157,52 @@ fn deadlock_report_names_each_waiting_task() {
     assert_eq!(err.tasks.len(), 2);
 }
 
+/// A sampler that wakes on a timer forever (a watcher) neither keeps a run going nor hides a
+/// deadlock behind its ticks: with a daemon's ticking timer instead, the same wait would run
+/// the clock on forever (issue 26: a stuck replay sat at 100% CPU instead of failing).
+#[test]
+fn a_watchers_timers_do_not_hide_a_deadlock() {
+    let sim = Sim::new(0);
+    let cx = sim.cx();
+    let c = cx.clone();
+    let ticks = Rc::new(RefCell::new(0u32));
+    let t = ticks.clone();
+    cx.spawn_watcher(CoreId::UNBOUND, "sampler", async move {
+        loop {
+            c.sleep(SimDuration::from_micros(5)).await;
+            *t.borrow_mut() += 1;
+        }
+    });
+    let (tx, rx) = sim::sync::oneshot::channel::<()>(&cx, "never sent");
+    let c = cx.clone();
+    cx.spawn(CoreId::UNBOUND, "stuck", async move {
+        c.sleep(SimDuration::from_micros(12)).await;
+        rx.await
+    });
+    let err = sim.run_until(SimTime::from_nanos(1_000_000)).unwrap_err();
+    drop(tx);
+    assert_eq!(err.at, SimTime::from_nanos(12_000), "found when the last foreground task waits");
+    assert_eq!(*ticks.borrow(), 2, "the sampler ran meanwhile");
+    assert!(
+        err.to_string().contains("task 'stuck' on core 'unbound' waits on oneshot 'never sent'"),
+        "{err}"
+    );
+
+    // With nothing stuck, the watcher's timers do not keep the run from ending.
+    let sim = Sim::new(0);
+    let cx = sim.cx();
+    let c = cx.clone();
+    cx.spawn_watcher(CoreId::UNBOUND, "sampler", async move {
+        loop {
+            c.sleep(SimDuration::from_micros(5)).await;
+        }
+    });
+    let c = cx.clone();
+    cx.spawn(CoreId::UNBOUND, "work", async move { c.sleep(SimDuration::from_micros(12)).await });
+    assert_eq!(sim.run().unwrap(), Stop::Idle);
+    assert_eq!(sim.now(), SimTime::from_nanos(12_000));
+}
+
 #[test]
 fn stale_timers_do_not_wake_a_new_task_in_a_reused_slot() {
     // A task that finishes while a timer it set is still pending must not have that timer
