@@ -171,10 +171,7 @@ impl DeviceConfig {
             ));
         }
         let ecc = self.architecture.ecc_core();
-        if self.architecture.spins_for_lines()
-            && self.ecc.enabled()
-            && self.architecture.request_cores(c.cores.len()).contains(&ecc)
-        {
+        if self.ecc.enabled() && self.architecture.spinning_cores(c.cores.len()).contains(&ecc) {
             return Err(ConfigError::new(
                 "architecture.ecc_core",
                 format!(

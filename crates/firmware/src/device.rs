@@ -8,10 +8,11 @@ use std::time::{Duration, Instant};
 use nand::FlashArray;
 use nand::store::{ImageError, ImageStore};
 
-use crate::arch;
+use crate::arch::Architecture;
 use crate::checkpoint;
 use crate::config::DeviceConfig;
-use crate::ftl::{Ftl, Mount, MountReport};
+use crate::ecc::Ecc;
+use crate::ftl::{Ftl, Mount, MountReport, Policies};
 use crate::hil::Controller;
 use crate::platform::{Platform, StoreChoice};
 
@@ -23,6 +24,8 @@ pub struct Device {
     pub ftl: Ftl,
     /// The NVMe controller hosts submit to.
     pub controller: Rc<Controller>,
+    /// The architecture's name, as reports show it.
+    architecture: String,
 }
 
 impl Device {
@@ -39,12 +42,28 @@ impl Device {
         cfg: &DeviceConfig,
         store: &StoreChoice,
     ) -> Result<Device, ImageError> {
-        let p = Platform::build_in(sim, cfg, store)?;
+        Device::build_with(sim, cfg, store, cfg.architecture.get(), Policies::of(&cfg.ftl))
+    }
+
+    /// A builder for the device `cfg` (validated) describes, with parts of the caller's own
+    /// (an architecture, FTL policies) in place of those `cfg` names.
+    pub fn builder(cfg: &DeviceConfig) -> Builder<'_> {
+        Builder { cfg, store: StoreChoice::Metadata, seed: 1, arch: None, policies: None }
+    }
+
+    fn build_with(
+        sim: &Rc<sim::Sim>,
+        cfg: &DeviceConfig,
+        store: &StoreChoice,
+        arch: &dyn Architecture,
+        policies: Policies,
+    ) -> Result<Device, ImageError> {
+        let p = Platform::build_in(sim, cfg, store, arch.fil_core())?;
         let mount = match store {
             StoreChoice::Image { create: false, .. } => Some(Mount::Recover),
             _ => None,
         };
-        let (dev, _) = Device::on(p, mount).map_err(|why| match store {
+        let (dev, _) = Device::on(p, arch, policies, mount).map_err(|why| match store {
             StoreChoice::Image { path, .. } => ImageError::Invalid { path: path.clone(), why },
             _ => unreachable!("a fresh FTL always builds"),
         })?;
@@ -70,8 +89,8 @@ impl Device {
         array: FlashArray,
         how: Mount<'_>,
     ) -> Result<(Device, MountReport), String> {
-        let p = Platform::over_in(sim, cfg, array);
-        let (dev, report) = Device::on(p, Some(how))?;
+        let p = Platform::over_in(sim, cfg, array, cfg.architecture.fil_core());
+        let (dev, report) = Device::on(p, cfg.architecture.get(), Policies::of(&cfg.ftl), Some(how))?;
         Ok((dev, report.expect("mounted")))
     }
 
@@ -151,8 +170,38 @@ impl Device {
         Ok(())
     }
 
-    fn on(p: Platform, mount: Option<Mount<'_>>) -> Result<(Device, Option<MountReport>), String> {
-        arch::build(p, mount)
+    /// The architecture's name, as reports show it.
+    pub fn architecture(&self) -> &str {
+        &self.architecture
+    }
+
+    /// Builds the firmware on `p` as `arch` lays it out: the ECC engine, the flow, the FTL
+    /// with `policies` (fresh, or mounted over the array's data) and the host interface, in
+    /// that order. The flow is built first and handed to the FTL and the HIL.
+    fn on(
+        p: Platform,
+        arch: &dyn Architecture,
+        policies: Policies,
+        mount: Option<Mount<'_>>,
+    ) -> Result<(Device, Option<MountReport>), String> {
+        let cfg = &p.config;
+        let cx = p.sim.cx();
+        let ecc = Ecc::start(&cx, p.cores[arch.ecc_core()], &cfg.ecc, cfg.geometry.page_bytes());
+        let flow = Rc::new(arch.flow(&cx, &p.cores, cfg.ftl.logical_units(&cfg.geometry)));
+        // Where background FTL work (GC, write-back jobs, mapping rewrites) is spawned.
+        let home = p.cores[arch.home_core()];
+        let (ftl, mount) = match mount {
+            None => (Ftl::new(&cx, home, p.fil.clone(), ecc, &cfg.ftl, flow.clone(), policies), None),
+            Some(how) => {
+                let (ftl, report) =
+                    Ftl::mount(&cx, home, p.fil.clone(), ecc, &cfg.ftl, flow.clone(), policies, how)?;
+                (ftl, Some(report))
+            }
+        };
+        let controller =
+            Controller::start(&cx, arch.layout(&p.cores), &cfg.host, ftl.clone(), flow, cfg.ftl.bypass);
+        let architecture = arch.name(cfg.controller.cores.len());
+        Ok((Device { platform: p, ftl, controller, architecture }, mount))
     }
 }
 
@@ -179,4 +228,55 @@ pub struct Opened {
     pub mount: MountReport,
     /// Wall-clock time to open, scan and mount.
     pub wall: Duration,
+}
+
+/// Builds a device with parts of the caller's own (see [`Device::builder`]): research code
+/// that is not (yet) a configuration choice, such as a new firmware architecture or a GC
+/// victim policy, runs on the same device, host drivers and reports.
+pub struct Builder<'a> {
+    cfg: &'a DeviceConfig,
+    store: StoreChoice,
+    seed: u64,
+    arch: Option<&'a dyn Architecture>,
+    policies: Option<Policies>,
+}
+
+impl<'a> Builder<'a> {
+    /// Where page data lives. Default: nowhere (metadata only).
+    pub fn store(mut self, store: StoreChoice) -> Self {
+        self.store = store;
+        self
+    }
+
+    /// The run's seed. Default: 1.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// Lays the firmware out on `arch` instead of the architecture the configuration names
+    /// (which is then not used).
+    pub fn architecture(mut self, arch: &'a dyn Architecture) -> Self {
+        self.arch = Some(arch);
+        self
+    }
+
+    /// Runs the FTL with `policies` instead of those the configuration names.
+    pub fn policies(mut self, policies: Policies) -> Self {
+        self.policies = Some(policies);
+        self
+    }
+
+    /// Builds the device. A caller's architecture is validated first; the error names it.
+    pub fn build(self) -> Result<Device, ImageError> {
+        let cfg = self.cfg;
+        let arch = self.arch.unwrap_or_else(|| cfg.architecture.get());
+        let cores = cfg.controller.cores.len();
+        arch.validate(cores).map_err(|e| ImageError::Invalid {
+            path: "architecture".into(),
+            why: format!("{} does not fit the controller: {e}", arch.name(cores)),
+        })?;
+        let policies = self.policies.unwrap_or_else(|| Policies::of(&cfg.ftl));
+        Device::build_with(&Rc::new(sim::Sim::new(self.seed)), cfg, &self.store, arch, policies)
+    }
 }

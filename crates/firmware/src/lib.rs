@@ -19,6 +19,7 @@ pub mod config;
 pub mod device;
 pub mod ecc;
 pub mod fil;
+pub mod flow;
 pub mod ftl;
 pub mod hil;
 pub mod platform;

@@ -41,13 +41,20 @@ pub struct Platform {
 }
 
 impl Platform {
-    /// Builds a device from a validated configuration.
+    /// Builds a device from a validated configuration, the FIL on the core its architecture
+    /// names.
     pub fn build(cfg: &DeviceConfig, store: &StoreChoice, seed: u64) -> Result<Platform, ImageError> {
-        Platform::build_in(&Rc::new(Sim::new(seed)), cfg, store)
+        Platform::build_in(&Rc::new(Sim::new(seed)), cfg, store, cfg.architecture.fil_core())
     }
 
-    /// [`build`](Self::build) in an existing simulation (its cores are added to it).
-    pub fn build_in(sim: &Rc<Sim>, cfg: &DeviceConfig, store: &StoreChoice) -> Result<Platform, ImageError> {
+    /// [`build`](Self::build) in an existing simulation (its cores are added to it), the FIL on
+    /// core `fil_core` (`None`: the flash controller's own sequencer schedules it).
+    pub fn build_in(
+        sim: &Rc<Sim>,
+        cfg: &DeviceConfig,
+        store: &StoreChoice,
+        fil_core: Option<usize>,
+    ) -> Result<Platform, ImageError> {
         let geo = cfg.geometry.clone();
         let array = match store {
             StoreChoice::Metadata => FlashArray::new(geo.clone(), boxed(MetaStore::new(&geo))),
@@ -58,22 +65,27 @@ impl Platform {
             ),
             StoreChoice::Image { path, create: false } => ImageStore::open(path, &geo)?.into_array(geo),
         };
-        Ok(Platform::over_in(sim, cfg, array))
+        Ok(Platform::over_in(sim, cfg, array, fil_core))
     }
 
     /// The platform for `cfg` (validated) over an existing array of its geometry.
     pub fn over(cfg: &DeviceConfig, array: FlashArray, seed: u64) -> Platform {
-        Platform::over_in(&Rc::new(Sim::new(seed)), cfg, array)
+        Platform::over_in(&Rc::new(Sim::new(seed)), cfg, array, cfg.architecture.fil_core())
     }
 
-    /// [`over`](Self::over) in an existing simulation.
-    pub fn over_in(sim: &Rc<Sim>, cfg: &DeviceConfig, array: FlashArray) -> Platform {
+    /// [`over`](Self::over) in an existing simulation, the FIL on core `fil_core`.
+    pub fn over_in(
+        sim: &Rc<Sim>,
+        cfg: &DeviceConfig,
+        array: FlashArray,
+        fil_core: Option<usize>,
+    ) -> Platform {
         assert_eq!(array.geometry(), &cfg.geometry, "the array was made for another geometry");
         let sim = sim.clone();
         let cores: Vec<CoreId> = cfg.controller.cores.iter().map(|c| sim.add_core(c.clone())).collect();
         let fil = Fil::start(
             &sim.cx(),
-            cfg.architecture.fil_core().map_or(CoreId::UNBOUND, |i| cores[i]),
+            fil_core.map_or(CoreId::UNBOUND, |i| cores[i]),
             &cfg.fil,
             cfg.timing_model(),
             Rc::new(RefCell::new(array)),

@@ -91,7 +91,7 @@ impl Inner {
                 let array = self.raw.fil().array().borrow();
                 let upb = self.geo.units_per_block();
                 victim::pick_by(
-                    self.policy.gc.victim,
+                    &*self.policy.gc.victim.picker(),
                     plane,
                     &self.blocks.borrow(),
                     upb,

@@ -207,7 +207,7 @@ impl System for HostFtlSystem {
             energy: self.probe().energy(),
             host: Some(self.host.usage()),
             architecture: "host-ftl".into(),
-            flow: firmware::arch::FlowStats::default(),
+            flow: firmware::flow::FlowStats::default(),
         }
     }
 

@@ -1,68 +1,54 @@
-//! The FTL's side of an architecture's flow (`arch::flow`): the points where a request moves
-//! to another core, and the locks around the shared tables. Without a flow these do nothing.
+//! The FTL's side of the architecture's flow (`crate::flow`): the points where a request moves
+//! to another core, and the locks around the shared tables. Where the architecture has no
+//! route or no locks these make no future at all (the request path passes them several times
+//! per unit).
 
 use nand::Lpn;
 use sim::SimDuration;
 
-use crate::arch::flow::{Occupied, Point, Table};
+use crate::flow::{Occupied, Point, Table};
 use crate::ftl::state::FtlInner;
 
 impl FtlInner {
-    /// The running request reaches `point` (see `Flow::enter`).
+    /// The running request reaches `point` (see [`Flow::hop`](crate::flow::Flow::hop)).
     pub(crate) async fn enter(&self, point: Point, lpn: Option<Lpn>) {
-        if let Some(f) = self.flow.get() {
-            if f.migrates() {
-                f.enter(point, lpn).await;
-            } else {
-                f.set_role(point); // nothing moves: no future to await
-            }
+        if let Some(hop) = self.flow.hop(point, lpn) {
+            hop.await;
         }
     }
 
     /// Takes `table`'s lock, if the architecture has one; the time spent getting it.
     pub(crate) async fn lock(&self, table: Table, at: Point) -> SimDuration {
-        match self.flow.get() {
-            Some(f) if f.has_locks() => f.lock(table, at).await,
-            _ => SimDuration::ZERO,
-        }
+        if self.flow.has_locks() { self.flow.lock(table, at).await } else { SimDuration::ZERO }
     }
 
     /// Gives `table`'s lock back.
     pub(crate) fn unlock(&self, table: Table) {
-        if let Some(f) = self.flow.get() {
-            f.unlock(table);
-        }
+        self.flow.unlock(table);
     }
 
     /// Takes `lpn`'s cache-line lock, if the architecture has line locks.
     pub(crate) async fn lock_line(&self, lpn: Lpn, at: Point) -> SimDuration {
-        match self.flow.get() {
-            Some(f) if f.has_line_locks() => f.lock_line(lpn, at).await,
-            _ => SimDuration::ZERO,
-        }
+        if self.flow.has_line_locks() { self.flow.lock_line(lpn, at).await } else { SimDuration::ZERO }
     }
 
     /// Gives `lpn`'s line lock back.
     pub(crate) fn unlock_line(&self, lpn: Lpn) {
-        if let Some(f) = self.flow.get() {
-            f.unlock_line(lpn);
-        }
+        self.flow.unlock_line(lpn);
     }
 
-    /// Whether a request waits for a busy line by taking its lock (Tradition-N).
+    /// Whether a request waits for a busy line by taking its lock.
     pub(crate) fn line_locks(&self) -> bool {
-        self.flow.get().is_some_and(|f| f.has_line_locks())
+        self.flow.has_line_locks()
     }
 
     /// What a read does about a line another request is filling.
     pub(crate) fn occupied(&self) -> Occupied {
-        self.flow.get().map_or(Occupied::Wait, |f| f.occupied())
+        self.flow.occupied()
     }
 
     /// A request waited `d` for its cache line.
     pub(crate) fn waited_for_line(&self, d: SimDuration) {
-        if let Some(f) = self.flow.get() {
-            f.waited_for_line(d);
-        }
+        self.flow.waited_for_line(d);
     }
 }

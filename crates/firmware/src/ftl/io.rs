@@ -5,8 +5,8 @@ use nand::{Lpn, PageIdx};
 use sim::SimDuration;
 use smallvec::SmallVec;
 
-use crate::arch::flow::{Occupied, Point, Table};
 use crate::fil::{FlashRequest, TxnSource};
+use crate::flow::{Occupied, Point, Table};
 use crate::ftl::cache::LineState;
 use crate::ftl::config::WriteBackMode;
 use crate::ftl::data::UnitData;

@@ -5,7 +5,7 @@
 use nand::{DataTag, Lpn, Oob, OobSlot, UnitAddr};
 use sim::SimDuration;
 
-use crate::arch::flow::{Point, Table};
+use crate::flow::{Point, Table};
 
 use crate::fil::{FlashRequest, PageWrite, TxnSource};
 use crate::ftl::blocks::Stream;

@@ -12,12 +12,16 @@
 //! Either way the FTL starts with an empty data cache, a cold mapping cache and zero counters.
 
 use nand::{BlockIdx, Lpn, UnitAddr};
+use std::rc::Rc;
+
 use sim::{CoreId, Cx};
 
 use crate::ecc::Ecc;
 use crate::fil::Fil;
+use crate::flow::Flow;
 use crate::ftl::blocks::{BlockManager, BlockUse, Stream};
 use crate::ftl::config::{FtlConfig, TRANSLATION_LPN_BASE};
+use crate::ftl::policies::Policies;
 use crate::ftl::state::Ftl;
 
 /// What the FTL knows about a block beyond the array state: saved by snapshots and
@@ -62,6 +66,8 @@ impl Ftl {
         fil: Fil,
         ecc: Option<Ecc>,
         cfg: &FtlConfig,
+        flow: Rc<Flow>,
+        policies: Policies,
         how: Mount<'_>,
     ) -> Result<(Ftl, MountReport), String> {
         let geo = fil.geometry().clone();
@@ -86,7 +92,7 @@ impl Ftl {
                 |b| (hints[b.idx()].stream, hints[b.idx()].closed_seq),
             )
         };
-        let ftl = Ftl::assemble(cx, core, fil, ecc, cfg, blocks, rng);
+        let ftl = Ftl::assemble(cx, core, fil, ecc, cfg, flow, policies, blocks, rng);
         let mut report = MountReport::default();
         let i = &*ftl.inner;
         // Frontiers.

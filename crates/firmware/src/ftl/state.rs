@@ -8,14 +8,16 @@ use nand::{BlockIdx, Geometry};
 use rand::RngExt;
 use sim::{CoreId, Cx, SimRng};
 
-use crate::arch::flow::Flow;
 use crate::ecc::Ecc;
 use crate::fil::Fil;
+use crate::flow::{Flow, FlowStats};
 use crate::ftl::alloc::Allocator;
 use crate::ftl::blocks::BlockManager;
 use crate::ftl::cache::DataCache;
 use crate::ftl::config::{FtlConfig, MappingConfig};
+use crate::ftl::gc::victim::VictimPicker;
 use crate::ftl::map::{Dftl, L2p};
+use crate::ftl::policies::Policies;
 use crate::ftl::stats::FtlStats;
 use crate::ftl::waits::Waits;
 
@@ -59,16 +61,26 @@ pub(crate) struct FtlInner {
     pub stats: RefCell<FtlStats>,
     /// Planes with a GC task running.
     pub gc_active: RefCell<Vec<bool>>,
-    /// The architecture's placement and locks (see `arch::flow`), set once when the device is
-    /// assembled; unset, everything runs where it is, without locks.
-    pub flow: std::cell::OnceCell<Rc<Flow>>,
+    /// The architecture's placement of the work and its locks (see `flow`).
+    pub flow: Rc<Flow>,
+    /// GC's victim policy.
+    pub victim: Rc<dyn VictimPicker>,
     pub rng: RefCell<SimRng>,
 }
 
 impl Ftl {
-    /// An FTL over the FIL's (fresh) array, its GC running on `core`: marks factory bad
-    /// blocks, sizes the cache and mapping table. `cfg` must be validated for this geometry.
-    pub fn new(cx: &Cx, core: CoreId, fil: Fil, ecc: Option<Ecc>, cfg: &FtlConfig) -> Ftl {
+    /// An FTL over the FIL's (fresh) array, its GC running on `core`, its requests following
+    /// `flow`, with `policies`: marks factory bad blocks, sizes the cache and mapping table.
+    /// `cfg` must be validated for this geometry.
+    pub fn new(
+        cx: &Cx,
+        core: CoreId,
+        fil: Fil,
+        ecc: Option<Ecc>,
+        cfg: &FtlConfig,
+        flow: Rc<Flow>,
+        policies: Policies,
+    ) -> Ftl {
         let geo = fil.geometry().clone();
         let mut rng = cx.fork_rng();
         let bad = pick_bad_blocks(&geo, cfg.bad_block_rate, &mut rng);
@@ -79,7 +91,7 @@ impl Ftl {
             }
         }
         let blocks = BlockManager::new(&geo, cfg.wl.dynamic, &bad);
-        Ftl::assemble(cx, core, fil, ecc, cfg, blocks, rng)
+        Ftl::assemble(cx, core, fil, ecc, cfg, flow, policies, blocks, rng)
     }
 
     /// An FTL with `blocks` as its block roles and empty maps (the caller fills them).
@@ -89,6 +101,8 @@ impl Ftl {
         fil: Fil,
         ecc: Option<Ecc>,
         cfg: &FtlConfig,
+        flow: Rc<Flow>,
+        policies: Policies,
         blocks: BlockManager,
         rng: SimRng,
     ) -> Ftl {
@@ -127,7 +141,8 @@ impl Ftl {
                 quiescing: std::cell::Cell::new(false),
                 stats: RefCell::new(FtlStats::default()),
                 gc_active: RefCell::new(vec![false; planes]),
-                flow: std::cell::OnceCell::new(),
+                flow,
+                victim: policies.victim,
                 rng: RefCell::new(rng),
                 unit_bytes: geo.unit_bytes() as usize,
                 logical,
@@ -214,20 +229,9 @@ impl Ftl {
         self.inner.quiescing.set(on);
     }
 
-    /// Places the FTL's work and guards its tables as an architecture says (once, when the
-    /// device is assembled).
-    pub(crate) fn set_flow(&self, flow: Rc<Flow>) {
-        assert!(self.inner.flow.set(flow).is_ok(), "the FTL's flow is set once");
-    }
-
     /// Statistics of the architecture's locks, stage queues and wait list.
-    pub fn flow_stats(&self) -> crate::arch::FlowStats {
-        self.inner.flow.get().map(|f| f.stats()).unwrap_or_default()
-    }
-
-    /// The architecture's placement and locks, if set.
-    pub(crate) fn flow(&self) -> Option<&Rc<Flow>> {
-        self.inner.flow.get()
+    pub fn flow_stats(&self) -> FlowStats {
+        self.inner.flow.stats()
     }
 
     /// The core FTL coroutines run on.

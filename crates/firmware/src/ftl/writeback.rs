@@ -16,8 +16,8 @@
 
 use nand::{Oob, OobSlot};
 
-use crate::arch::flow::Point;
 use crate::fil::{FlashStatus, PageWrite};
+use crate::flow::Point;
 use crate::ftl::blocks::Stream;
 use crate::ftl::cache::LineState;
 use crate::ftl::config::WriteBackMode;

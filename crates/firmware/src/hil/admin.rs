@@ -88,7 +88,7 @@ impl Controller {
         self.link.transfer(&self.cx, crate::hil::link::Dir::ToHost, 4096).await;
         let result = match cmd {
             AdminCommand::IdentifyController => AdminResult::Controller(IdentifyController {
-                model: format!("ssdlab {}", self.ftl_info.fil().geometry().capacity()),
+                model: format!("ssdlab {}", self.ftl.fil().geometry().capacity()),
                 serial: "SSDLAB0001".into(),
                 firmware: env!("CARGO_PKG_VERSION").into(),
                 max_transfer: self.cfg.max_transfer.bytes(),
@@ -99,7 +99,7 @@ impl Controller {
             AdminCommand::IdentifyNamespace => AdminResult::Namespace(IdentifyNamespace {
                 size: self.capacity_lbas,
                 capacity: self.capacity_lbas,
-                utilisation: self.ftl_info.mapped_units() * (self.unit_bytes / self.lba_bytes) as u64,
+                utilisation: self.ftl.mapped_units() * (self.unit_bytes / self.lba_bytes) as u64,
                 lba_bytes: self.lba_bytes,
             }),
             AdminCommand::CreateIoQueue { qid, priority } => match self.create_queue(qid, priority) {
@@ -118,11 +118,11 @@ impl Controller {
 
     /// The SMART / health log as of now.
     pub fn smart_log(&self) -> SmartLog {
-        let fil = self.ftl_info.fil();
+        let fil = self.ftl.fil();
         let array = fil.array().borrow();
         let good: Vec<u32> = array.blocks().iter().filter(|b| !b.bad).map(|b| b.erase_count).collect();
         let mean = good.iter().map(|&e| e as f64).sum::<f64>() / good.len().max(1) as f64;
-        let spare = self.ftl_info.spare_percent();
+        let spare = self.ftl.spare_percent();
         self.smart.borrow().log(mean, fil.timing().endurance, spare)
     }
 }

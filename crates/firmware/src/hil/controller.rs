@@ -10,8 +10,7 @@ use sim::sync::{Notify, Ring, RingSpec, oneshot};
 use sim::trace::Track;
 use sim::{ByteSize, CoreId, Cx, SimDuration};
 
-use crate::arch::flow::{Point, Table};
-
+use crate::flow::{Flow, Point, Table};
 use crate::ftl::Ftl;
 use crate::hil::arbiter::Arbiter;
 use crate::hil::config::HostInterfaceConfig;
@@ -55,10 +54,11 @@ pub struct Controller {
     inboxes: Vec<Ring<Work>>,
     pub(crate) cfg: HostInterfaceConfig,
     pub(crate) link: Link,
-    /// `None` in bypass mode: commands complete without touching the FTL.
-    pub(crate) ftl: Option<Ftl>,
-    /// The FTL used for statistics even in bypass mode.
-    pub(crate) ftl_info: Ftl,
+    pub(crate) ftl: Ftl,
+    /// Bypass mode: commands complete without touching the FTL.
+    pub(crate) bypass: bool,
+    /// The architecture's placement of the work and its locks.
+    pub(crate) flow: Rc<Flow>,
     pub(crate) queues: RefCell<Vec<Option<Rc<QueuePair>>>>,
     pub(crate) doorbell: Notify,
     pub(crate) arbiter: RefCell<Arbiter>,
@@ -74,13 +74,15 @@ pub struct Controller {
 }
 
 impl Controller {
-    /// Starts the controller's fetchers (and workers) as `layout` places them. `bypass`
-    /// completes commands without the FTL (to measure the host interface alone).
+    /// Starts the controller's fetchers (and workers) as `layout` places them, its requests
+    /// following `flow` (the FTL's). `bypass` completes commands without the FTL (to measure
+    /// the host interface alone).
     pub fn start(
         cx: &Cx,
         layout: HilLayout,
         cfg: &HostInterfaceConfig,
         ftl: Ftl,
+        flow: Rc<Flow>,
         bypass: bool,
     ) -> Rc<Controller> {
         let core = match &layout {
@@ -111,8 +113,9 @@ impl Controller {
             inboxes,
             cfg: cfg.clone(),
             link: Link::new(&cfg.link),
-            ftl: (!bypass).then(|| ftl.clone()),
-            ftl_info: ftl,
+            ftl,
+            bypass,
+            flow,
             queues: RefCell::new((0..=cfg.queues).map(|_| None).collect()),
             doorbell: Notify::new(cx, "doorbell"),
             arbiter: RefCell::new(Arbiter::new(&cfg.arbitration, cfg.fetch_burst)),
@@ -178,7 +181,7 @@ impl Controller {
 
     /// Whether data moves as bytes (payload stores) rather than tags.
     pub fn payload(&self) -> bool {
-        self.ftl_info.payload()
+        self.ftl.payload()
     }
 
     /// The link (for its byte counters).
@@ -286,14 +289,12 @@ impl Controller {
     /// Fetches commands for the queues' workers, the fetcher's own core's workers (`PerCore`:
     /// `inbox` is that core's), or a coroutine per command.
     async fn fetch_loop(self: Rc<Self>, inbox: Option<usize>) {
-        let flow = self.ftl_info.flow().cloned();
-        if let Some(f) = &flow {
-            f.set_role(Point::Fetch);
-        }
+        let flow = self.flow.clone();
+        flow.set_role(Point::Fetch);
         // The queues' lock, in a lock-based firmware.
-        let locked = flow.filter(|f| f.has_locks());
+        let locked = flow.has_locks().then_some(&flow);
         loop {
-            let waited = match &locked {
+            let waited = match locked {
                 Some(f) => f.lock(Table::Queues, Point::Fetch).await,
                 None => SimDuration::ZERO,
             };
@@ -302,7 +303,7 @@ impl Controller {
                 self.arbiter.borrow_mut().next(&qs)
             };
             let Some((q, n)) = pick else {
-                if let Some(f) = &locked {
+                if let Some(f) = locked {
                     f.unlock(Table::Queues);
                 }
                 self.doorbell.notified().await;
@@ -313,7 +314,7 @@ impl Controller {
                 let mut sq = q.sq.borrow_mut();
                 (0..n).filter_map(|_| sq.pop_front()).map(|e| Entry { fetch_start: now, ..e }).collect()
             };
-            if let Some(f) = &locked {
+            if let Some(f) = locked {
                 f.unlock(Table::Queues);
             }
             self.cx.compute(self.cfg.costs.fetch * entries.len() as u64).await;

@@ -4,7 +4,7 @@
 use nand::{DataTag, Lpn};
 use sim::sync::oneshot;
 
-use crate::arch::flow::Point;
+use crate::flow::Point;
 use crate::ftl::{MediaError, UnitData, UnitWrite};
 use crate::hil::controller::Controller;
 use crate::hil::link::Dir;
@@ -43,14 +43,10 @@ pub fn split(slba: u64, nlb: u32, spu: u32) -> Parts {
 }
 
 impl Controller {
-    /// The request reaches `point` of the architecture's flow (no-op without one).
+    /// The request reaches `point` of the architecture's flow.
     async fn enter(&self, point: Point) {
-        if let Some(f) = self.ftl_info.flow() {
-            if f.migrates() {
-                f.enter(point, None).await;
-            } else {
-                f.set_role(point); // nothing moves: no future to await (as `FtlInner::enter`)
-            }
+        if let Some(hop) = self.flow.hop(point, None) {
+            hop.await;
         }
     }
 
@@ -164,8 +160,8 @@ impl Controller {
             Opcode::Write => (self.write(cmd, ph).await, HostData::None),
             Opcode::Flush => {
                 let t0 = self.cx.now();
-                if let Some(ftl) = &self.ftl {
-                    ftl.flush().await;
+                if !self.bypass {
+                    self.ftl.flush().await;
                 }
                 ph.cache += self.cx.now().since(t0);
                 (Status::Success, HostData::None)
@@ -187,25 +183,18 @@ impl Controller {
     }
 
     async fn trim(&self, units: &[Lpn]) {
-        if let Some(ftl) = &self.ftl {
-            if ftl.flow().is_some_and(|f| f.migrates()) {
-                for &lpn in units {
-                    ftl.trim(lpn).await;
-                }
-            } else {
-                sim::join_all(units.iter().map(|&lpn| ftl.trim(lpn))).await;
-            }
+        if !self.bypass {
+            self.flow.each(units.iter().map(|&lpn| self.ftl.trim(lpn))).await;
         }
     }
 
     async fn read(&self, cmd: &NvmeCommand, ph: &mut Phases) -> (Status, HostData) {
         let parts = split(cmd.slba, cmd.nlb, self.spu());
         let lpns: smallvec::SmallVec<[Lpn; 4]> = parts.iter().map(|p| p.lpn).collect();
-        let results: crate::ftl::UnitResults = match &self.ftl {
-            Some(ftl) => ftl.read_many(&lpns, ph).await,
-            None => {
-                parts.iter().map(|_| Ok(UnitData::zero(self.payload(), self.unit_bytes as usize))).collect()
-            }
+        let results: crate::ftl::UnitResults = if self.bypass {
+            parts.iter().map(|_| Ok(UnitData::zero(self.payload(), self.unit_bytes as usize))).collect()
+        } else {
+            self.ftl.read_many(&lpns, ph).await
         };
         if let Some(Err(e)) = results.iter().find(|r| r.is_err()) {
             return (media_status(e), HostData::None);
@@ -251,7 +240,10 @@ impl Controller {
     }
 
     async fn write_units(&self, writes: UnitWrites, fua: bool, ph: &mut Phases) -> Status {
-        let Some(ftl) = &self.ftl else { return Status::Success };
+        if self.bypass {
+            return Status::Success;
+        }
+        let ftl = &self.ftl;
         let (spu, lba) = (self.spu(), self.lba_bytes);
         if writes.len() == 1 {
             // The common case (a write within one unit): no join, nothing to pick a path from.
@@ -267,15 +259,7 @@ impl Controller {
             (r, sub, self.cx.now())
         };
         let results: Vec<(Result<(), MediaError>, Phases, sim::SimTime)> =
-            if ftl.flow().is_some_and(|f| f.migrates()) {
-                let mut results = Vec::with_capacity(writes.len());
-                for w in writes {
-                    results.push(one(w).await);
-                }
-                results
-            } else {
-                sim::join_all(writes.into_iter().map(one)).await
-            };
+            self.flow.each(writes.into_iter().map(one)).await;
         critical_path(ph, &results);
         match results.iter().find_map(|r| r.0.as_ref().err()) {
             Some(e) => media_status(e),

@@ -36,7 +36,7 @@ impl DeviceProbe {
             power: Rc::new(p.config.power()),
             dies: p.config.geometry.total_dies(),
             dram: p.config.controller.dram,
-            architecture: p.config.architecture.name(p.config.controller.cores.len()),
+            architecture: dev.architecture().to_string(),
         }
     }
 

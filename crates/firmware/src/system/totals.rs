@@ -75,7 +75,7 @@ pub struct Totals {
     /// host-side FTL).
     pub architecture: String,
     /// Its locks, stage queues and wait list (a bridge's: its first drive's).
-    pub flow: crate::arch::FlowStats,
+    pub flow: crate::flow::FlowStats,
 }
 
 /// Adds `b`'s FTL counters to `a`'s (several FTLs side by side).

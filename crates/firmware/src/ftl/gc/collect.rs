@@ -117,7 +117,7 @@ impl FtlInner {
     /// block is not wholly valid.
     pub(crate) fn pick_victim(&self, plane: u32) -> Option<BlockIdx> {
         let array = self.fil.array().borrow();
-        victim::pick(self.cfg.gc.victim, plane, &self.blocks.borrow(), &array, &mut self.rng.borrow_mut())
+        victim::pick(&*self.victim, plane, &self.blocks.borrow(), &array, &mut self.rng.borrow_mut())
     }
 
     /// The victim the timed GC takes next in `plane` under the configured policy, if any
@@ -125,7 +125,7 @@ impl FtlInner {
     fn pick_gaining_victim(&self, plane: u32) -> Option<BlockIdx> {
         let array = self.fil.array().borrow();
         let (blocks, mut rng) = (self.blocks.borrow(), self.rng.borrow_mut());
-        victim::pick_gaining(self.cfg.gc.victim, plane, &blocks, &array, &mut rng)
+        victim::pick_gaining(&*self.victim, plane, &blocks, &array, &mut rng)
     }
 
     /// Every page of `block` holding valid units, with those units' slots and LPNs.
