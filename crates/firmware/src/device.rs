@@ -42,7 +42,7 @@ impl Device {
         cfg: &DeviceConfig,
         store: &StoreChoice,
     ) -> Result<Device, ImageError> {
-        Device::build_with(sim, cfg, store, cfg.architecture.get(), Policies::of(&cfg.ftl))
+        Device::build_with(sim, cfg, store, cfg.architecture.get(), Policies::of(&cfg.ftl, &cfg.geometry))
     }
 
     /// A builder for the device `cfg` (validated) describes, with parts of the caller's own
@@ -90,7 +90,8 @@ impl Device {
         how: Mount<'_>,
     ) -> Result<(Device, MountReport), String> {
         let p = Platform::over_in(sim, cfg, array, cfg.architecture.fil_core());
-        let (dev, report) = Device::on(p, cfg.architecture.get(), Policies::of(&cfg.ftl), Some(how))?;
+        let (dev, report) =
+            Device::on(p, cfg.architecture.get(), Policies::of(&cfg.ftl, &cfg.geometry), Some(how))?;
         Ok((dev, report.expect("mounted")))
     }
 
@@ -276,7 +277,7 @@ impl<'a> Builder<'a> {
             path: "architecture".into(),
             why: format!("{} does not fit the controller: {e}", arch.name(cores)),
         })?;
-        let policies = self.policies.unwrap_or_else(|| Policies::of(&cfg.ftl));
+        let policies = self.policies.unwrap_or_else(|| Policies::of(&cfg.ftl, &cfg.geometry));
         Device::build_with(&Rc::new(sim::Sim::new(self.seed)), cfg, &self.store, arch, policies)
     }
 }

@@ -1,14 +1,14 @@
 //! Write frontiers and the choice of plane for each page.
 //!
 //! Each stream (user, GC, mapping) has one open block per plane; pages are handed out in order
-//! within it. User pages go to a plane chosen by the allocation policy: a static order striping
-//! over channels, ways, dies and planes (CWDP and its permutations), or dynamically to the least
-//! busy die or the plane with the most free blocks.
+//! within it. User pages go to the plane the placement policy chooses (see `place`);
+//! translation pages take the planes in turn.
 
-use nand::{DieIdx, Geometry, PageIdx, Ppa};
+use nand::{DieIdx, Geometry, PageIdx};
 
 use crate::ftl::blocks::{BlockManager, Stream};
-use crate::ftl::config::{AllocConfig, Dim};
+use crate::ftl::config::AllocConfig;
+use crate::ftl::place::{Placement, placement};
 
 #[derive(Copy, Clone, Default)]
 struct Frontier {
@@ -20,12 +20,8 @@ struct Frontier {
 pub struct Allocator {
     geo: Geometry,
     open: [Vec<Frontier>; 3],
-    policy: AllocConfig,
-    /// The static order's planes, one period of it (it repeats every plane count).
-    stripe: Vec<u32>,
-    counter: u64,
+    policy: Box<dyn Placement>,
     mapping_counter: u64,
-    rr: u32,
 }
 
 /// How much of a plane's free pool a stream must leave alone: host data leaves the foreground
@@ -39,21 +35,19 @@ pub fn keep(stream: Stream, hard_free: u32) -> u32 {
 }
 
 impl Allocator {
-    /// Frontiers for `geo` under `policy` (validated).
+    /// Frontiers for `geo` under the built-in placement `policy` (validated) names.
     pub fn new(geo: &Geometry, policy: &AllocConfig) -> Self {
+        Allocator::with(geo, placement(geo, policy))
+    }
+
+    /// Frontiers for `geo` under `policy`.
+    pub fn with(geo: &Geometry, policy: Box<dyn Placement>) -> Self {
         let planes = (geo.total_dies() * geo.planes) as usize;
-        let stripe = match policy.order() {
-            Some(order) => (0..planes as u64).map(|i| static_plane(geo, order, i)).collect(),
-            None => Vec::new(),
-        };
         Allocator {
             geo: geo.clone(),
             open: std::array::from_fn(|_| vec![Frontier::default(); planes]),
-            stripe,
-            policy: policy.clone(),
-            counter: 0,
+            policy,
             mapping_counter: 0,
-            rr: 0,
         }
     }
 
@@ -129,44 +123,10 @@ impl Allocator {
         hard_free: u32,
         die_load: &dyn Fn(DieIdx) -> u32,
     ) -> Option<u32> {
-        let planes = blocks.planes();
         let open = &self.open[Stream::User as usize];
         let room =
             |p: u32| open[p as usize].block.is_some() || blocks.free_count(p) > keep(Stream::User, hard_free);
-        match &self.policy {
-            AllocConfig::Static { .. } => {
-                // The next plane in the order; if it is full, the first one after it with room
-                // (a plane GC cannot clean must not stall every write).
-                // (A write that finds no room anywhere looks at every plane, once per wake-up
-                // while it waits: the period is walked in place, without a division per plane.)
-                let off = (self.counter % self.stripe.len() as u64) as usize;
-                let (before, from) = self.stripe.split_at(off);
-                let k = from.iter().chain(before).position(|&p| room(p))?;
-                self.counter += k as u64 + 1;
-                Some(self.stripe[(off + k) % self.stripe.len()])
-            }
-            AllocConfig::LeastBusy => {
-                let dies = self.geo.total_dies();
-                let ppd = self.geo.planes;
-                let best = (0..dies)
-                    .map(|k| (self.rr + k) % dies)
-                    .filter(|&d| (0..ppd).any(|p| room(d * ppd + p)))
-                    .min_by_key(|&d| die_load(DieIdx(d)))?;
-                let p = (0..ppd)
-                    .map(|p| best * ppd + p)
-                    .filter(|&p| room(p))
-                    .max_by_key(|&p| blocks.free_count(p))?;
-                self.rr = (best + 1) % dies;
-                Some(p)
-            }
-            AllocConfig::LeastUtilised => {
-                let best = (0..planes)
-                    .map(|k| (self.rr + k) % planes)
-                    .filter(|&p| room(p))
-                    .max_by_key(|&p| blocks.free_count(p))?;
-                Some(best)
-            }
-        }
+        self.policy.user_plane(&room, blocks, die_load)
     }
 
     /// The plane for the next translation page: the planes in turn (in the static order, or
@@ -175,40 +135,12 @@ impl Allocator {
     pub fn mapping_plane(&mut self, blocks: &BlockManager) -> Option<u32> {
         let planes = blocks.planes() as u64;
         let start = self.mapping_counter;
-        let plane =
-            (0..planes).map(|k| self.turn(start + k)).find(|&p| self.has_room(Stream::Mapping, p, blocks, 0));
+        let plane = (0..planes)
+            .map(|k| self.policy.turn(start + k))
+            .find(|&p| self.has_room(Stream::Mapping, p, blocks, 0));
         self.mapping_counter += 1;
         plane
     }
-
-    /// The `i`-th plane in turn: the static order's, or index order.
-    fn turn(&self, i: u64) -> u32 {
-        if self.stripe.is_empty() { (i % self.open[0].len() as u64) as u32 } else { self.static_plane(i) }
-    }
-
-    /// Plane of the `i`-th page under the static order.
-    fn static_plane(&self, i: u64) -> u32 {
-        self.stripe[(i % self.stripe.len() as u64) as usize]
-    }
-}
-
-/// Plane of the `i`-th page under the static `order` (fastest dimension first).
-fn static_plane(g: &Geometry, order: [Dim; 4], i: u64) -> u32 {
-    let mut rest = i;
-    let mut coord = [0u32; 4];
-    for dim in order {
-        let n = match dim {
-            Dim::C => g.channels,
-            Dim::W => g.ways,
-            Dim::D => g.dies,
-            Dim::P => g.planes,
-        } as u64;
-        coord[dim as usize] = (rest % n) as u32;
-        rest /= n;
-    }
-    let [c, w, d, p] = coord;
-    let ppa = Ppa { channel: c as u16, way: w as u16, die: d as u8, plane: 0, block: 0, page: 0 };
-    g.die_idx(ppa).0 * g.planes + p
 }
 
 #[cfg(test)]
@@ -228,18 +160,6 @@ mod tests {
             oob_size: ByteSize(0),
             mapping_unit: ByteSize::kib(4),
         }
-    }
-
-    #[test]
-    fn cwdp_stripes_channels_first() {
-        let g = geo();
-        let a = Allocator::new(&g, &AllocConfig::Static { order: "CWDP".into() });
-        // Plane numbering: die (c * ways + w) * planes + p.
-        let planes: Vec<u32> = (0..8).map(|i| a.static_plane(i)).collect();
-        assert_eq!(planes, vec![0, 4, 2, 6, 1, 5, 3, 7]);
-        let b = Allocator::new(&g, &AllocConfig::Static { order: "PCWD".into() });
-        let planes: Vec<u32> = (0..4).map(|i| b.static_plane(i)).collect();
-        assert_eq!(planes, vec![0, 1, 4, 5]);
     }
 
     /// Takes free blocks of `plane` until host data may not take another.

@@ -15,7 +15,7 @@ impl Ftl {
         let i = &*self.inner;
         let geo = &i.geo;
         let array = i.fil.array().borrow();
-        let l2p = i.l2p.borrow();
+        let l2p = i.map.l2p.borrow();
         let blocks = i.blocks.borrow();
         // Forward map -> array.
         for lpn in 0..i.logical {
@@ -78,7 +78,7 @@ impl Ftl {
             }
         }
         // Translation directory.
-        if let Some(d) = &i.dftl {
+        if let Some(d) = &i.map.dftl {
             let d = d.borrow();
             if d.pending != 0 {
                 return Err(format!("{} translation pages still behind the map GC changed", d.pending));
@@ -123,8 +123,8 @@ impl Ftl {
     fn owner_of(&self, lpn: Lpn) -> Option<UnitAddr> {
         if lpn.0 >= TRANSLATION_LPN_BASE {
             let t = lpn.0 - TRANSLATION_LPN_BASE;
-            return self.inner.dftl.as_ref().and_then(|d| d.borrow().location(t));
+            return self.inner.map.dftl.as_ref().and_then(|d| d.borrow().location(t));
         }
-        self.inner.l2p.borrow().get(lpn)
+        self.inner.map.get(lpn)
     }
 }

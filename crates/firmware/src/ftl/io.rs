@@ -8,7 +8,6 @@ use smallvec::SmallVec;
 use crate::fil::{FlashRequest, TxnSource};
 use crate::flow::{Occupied, Point, Table};
 use crate::ftl::cache::LineState;
-use crate::ftl::config::WriteBackMode;
 use crate::ftl::data::UnitData;
 use crate::ftl::flash::MediaError;
 use crate::ftl::state::{Ftl, FtlInner};
@@ -252,7 +251,7 @@ impl FtlInner {
         drop(cache);
         self.unlock_line(lpn);
         self.waits.notify(WaitKey::Line(lpn));
-        self.free_line.notify_all();
+        self.wb.free_line.notify_all();
     }
 
     /// Reads a unit's current copy from flash (bypassing the cache).
@@ -418,7 +417,7 @@ impl FtlInner {
                 None => break,
                 Some((i, LineState::Clean | LineState::Dirty)) => {
                     self.cache.borrow_mut().remove(i);
-                    self.free_line.notify_all();
+                    self.wb.free_line.notify_all();
                     break;
                 }
                 Some(_) => self.waits.wait(WaitKey::Line(lpn)).await,
@@ -440,7 +439,7 @@ impl FtlInner {
                 let batches: Vec<Vec<u32>> = dirty.chunks(self.job_units()).map(|c| c.to_vec()).collect();
                 sim::join_all(batches.into_iter().map(|b| self.write_back(b))).await;
             } else if writing > 0 {
-                self.free_line.notified().await;
+                self.wb.free_line.notified().await;
             } else {
                 return;
             }
@@ -454,7 +453,7 @@ impl FtlInner {
     /// waiting. Every write-back or fill that ends wakes all waiters, and a request waits only
     /// while one is in flight, so no wake-up can be lost.
     async fn make_free_line(&self) {
-        let on_demand = self.cfg.cache.write_back == WriteBackMode::OnDemand;
+        let on_demand = self.wb.policy.on_demand();
         loop {
             let batch = {
                 let mut cache = self.cache.borrow_mut();
@@ -466,7 +465,7 @@ impl FtlInner {
                     return;
                 }
                 let in_flight = cache.writing_count() + cache.filling_count() > 0;
-                if !on_demand || (in_flight && self.freeing.get() > self.line_waiters.get()) {
+                if !on_demand || (in_flight && self.wb.freeing.get() > self.wb.line_waiters.get()) {
                     Vec::new() // the background write-backs, or enough lines, are on their way
                 } else {
                     let batch = cache.oldest_dirty(self.geo.units_per_page() as usize);
@@ -484,14 +483,14 @@ impl FtlInner {
                     );
                 }
                 self.stats.borrow_mut().cache_full_waits += 1;
-                self.line_waiters.set(self.line_waiters.get() + 1);
-                self.free_line.notified().await;
-                self.line_waiters.set(self.line_waiters.get() - 1);
+                self.wb.line_waiters.set(self.wb.line_waiters.get() + 1);
+                self.wb.free_line.notified().await;
+                self.wb.line_waiters.set(self.wb.line_waiters.get() - 1);
             } else {
                 let n = batch.len() as u32;
-                self.freeing.set(self.freeing.get() + n);
+                self.wb.freeing.set(self.wb.freeing.get() + n);
                 self.write_back(batch).await;
-                self.freeing.set(self.freeing.get() - n);
+                self.wb.freeing.set(self.wb.freeing.get() - n);
             }
         }
     }

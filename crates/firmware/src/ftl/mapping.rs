@@ -10,6 +10,7 @@ use crate::flow::{Point, Table};
 use crate::fil::{FlashRequest, PageWrite, TxnSource};
 use crate::ftl::blocks::Stream;
 use crate::ftl::config::TRANSLATION_LPN_BASE;
+use crate::ftl::map::Remap;
 use crate::ftl::state::FtlInner;
 use crate::ftl::waits::WaitKey;
 
@@ -19,7 +20,7 @@ impl FtlInner {
     pub async fn map_lookup(&self, lpn: Lpn) -> (Option<UnitAddr>, SimDuration) {
         self.cmt_ensure(lpn, true).await;
         let waited = self.lock(Table::Mapping, Point::Translate).await;
-        let u = self.l2p.borrow().get(lpn);
+        let u = self.map.get(lpn);
         self.unlock(Table::Mapping);
         (u, waited)
     }
@@ -34,46 +35,35 @@ impl FtlInner {
     pub async fn map_update(&self, lpn: Lpn, new: Option<UnitAddr>, lookup: bool) -> Option<UnitAddr> {
         self.cmt_ensure(lpn, lookup).await;
         self.lock(Table::Mapping, Point::Translate).await;
-        self.mark_dirty(lpn);
-        let old = self.l2p.borrow_mut().set(lpn, new);
+        self.map.mark_dirty(lpn);
+        let old = self.map.l2p.borrow_mut().set(lpn, new);
         self.unlock(Table::Mapping);
         old
     }
 
     /// GC moved `lpn` from `expected` to `new`: points the map there unless the host rewrote
-    /// or trimmed it meanwhile (returns whether it did). Never waits: GC must make progress
-    /// whatever the mapping cache holds, so an entry whose segment is not cached is changed
-    /// in DRAM and its translation page queued for a rewrite (batched: one rewrite covers every
-    /// change GC made to that page meanwhile), which the mapping flusher does when it can.
+    /// or trimmed it meanwhile (returns whether it did), and starts the mapping flusher when
+    /// the first translation page falls behind the map in DRAM (see [`Mapping::gc_remap`]).
+    ///
+    /// [`Mapping::gc_remap`]: crate::ftl::map::Mapping::gc_remap
     pub fn gc_remap(&self, lpn: Lpn, expected: UnitAddr, new: UnitAddr) -> bool {
-        let mut l2p = self.l2p.borrow_mut();
-        if l2p.get(lpn) != Some(expected) {
-            return false;
-        }
-        l2p.set(lpn, Some(new));
-        drop(l2p);
-        let Some(dftl) = &self.dftl else { return true };
-        let mut d = dftl.borrow_mut();
-        let seg = d.segment_of(lpn.0);
-        if d.cmt.is_cached(seg) {
-            d.cmt.mark_dirty(seg);
-        } else {
-            let t = d.tpage_of_segment(seg);
-            if d.set_pending(t) && d.pending == 1 && !self.mapping_flusher.get() && !self.quiescing.get() {
-                drop(d);
+        match self.map.gc_remap(lpn, expected, new, self.quiescing.get()) {
+            Remap::Stale => false,
+            Remap::Done => true,
+            Remap::DoneStartFlusher => {
                 self.start_mapping_flusher();
+                true
             }
         }
-        true
     }
 
     /// Rewrites translation pages GC left behind the map in DRAM, one at a time, until none
     /// is left.
     fn start_mapping_flusher(&self) {
-        self.mapping_flusher.set(true);
+        self.map.flusher.set(true);
         let me = self.self_rc();
         self.cx.spawn(self.core, "mapping flusher", async move {
-            let dftl = me.dftl.as_ref().expect("DFTL");
+            let dftl = me.map.dftl.as_ref().expect("DFTL");
             let mut from = 0;
             while !me.quiescing.get() {
                 let next = dftl.borrow().next_pending(from);
@@ -81,16 +71,8 @@ impl FtlInner {
                 me.tpage_write(t).await;
                 from = t + 1;
             }
-            me.mapping_flusher.set(false);
+            me.map.flusher.set(false);
         });
-    }
-
-    fn mark_dirty(&self, lpn: Lpn) {
-        if let Some(d) = &self.dftl {
-            let mut d = d.borrow_mut();
-            let seg = d.segment_of(lpn.0);
-            d.cmt.mark_dirty(seg);
-        }
     }
 
     /// Counts a lookup of `lpn`'s entry and, unless its segment is cached or on its way,
@@ -98,7 +80,7 @@ impl FtlInner {
     /// its translation-page reads with its programs, then updates the entry without counting
     /// the lookup again.
     pub(crate) fn cmt_prefetch(&self, lpn: Lpn) {
-        let Some(dftl) = &self.dftl else { return };
+        let Some(dftl) = &self.map.dftl else { return };
         let needed = {
             let mut d = dftl.borrow_mut();
             let seg = d.segment_of(lpn.0);
@@ -117,7 +99,7 @@ impl FtlInner {
     /// Makes sure `lpn`'s mapping entry is in the CMT (no-op for the full map); `lookup`: count
     /// the hit or miss.
     async fn cmt_ensure(&self, lpn: Lpn, lookup: bool) {
-        let Some(dftl) = &self.dftl else { return };
+        let Some(dftl) = &self.map.dftl else { return };
         let seg = dftl.borrow().segment_of(lpn.0);
         loop {
             let (cached, loading) = {
@@ -159,7 +141,7 @@ impl FtlInner {
     /// Evicts least recently used segments until the CMT is within capacity, writing dirty
     /// ones back with the rest of their translation page.
     async fn cmt_make_room(&self) {
-        let dftl = self.dftl.as_ref().expect("DFTL");
+        let dftl = self.map.dftl.as_ref().expect("DFTL");
         loop {
             let victim = {
                 let d = dftl.borrow();
@@ -183,7 +165,7 @@ impl FtlInner {
 
     /// Reads translation page `t` from flash (if it was ever written).
     async fn tpage_read(&self, t: u32) {
-        let dftl = self.dftl.as_ref().expect("DFTL");
+        let dftl = self.map.dftl.as_ref().expect("DFTL");
         let Some(unit) = dftl.borrow().location(t) else { return };
         dftl.borrow_mut().tpage_reads += 1;
         let (page, _) = self.geo.unit_page(unit);
@@ -194,7 +176,7 @@ impl FtlInner {
     /// the page are written together), and moves the directory to the new copy. Also used by
     /// GC to move a translation page out of a victim block.
     pub async fn tpage_write(&self, t: u32) {
-        let dftl = self.dftl.as_ref().expect("DFTL");
+        let dftl = self.map.dftl.as_ref().expect("DFTL");
         while dftl.borrow().writing[t as usize] {
             self.waits.wait(WaitKey::Tpage(t)).await;
         }
@@ -210,7 +192,7 @@ impl FtlInner {
         let page = self.alloc_page(Stream::Mapping, None).await;
         let per = dftl.borrow().entries_per_tpage as usize;
         let data = {
-            let l2p = self.l2p.borrow();
+            let l2p = self.map.l2p.borrow();
             let raw = l2p.raw(t as usize * per..(t as usize + 1) * per);
             let mut d = dftl.borrow_mut();
             d.clear_pending(t);

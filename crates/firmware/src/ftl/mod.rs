@@ -16,12 +16,14 @@ mod io;
 mod map;
 mod mapping;
 mod mount;
+pub mod place;
 mod policies;
 mod precondition;
 mod state;
 mod stats;
 mod waits;
 mod writeback;
+pub mod writeback_policy;
 
 pub use alloc::Allocator;
 pub use blocks::{BlockInfo, BlockManager, BlockUse, Stream};

@@ -126,8 +126,8 @@ impl Ftl {
         // Maps.
         {
             let array = i.fil.array().borrow();
-            let mut l2p = i.l2p.borrow_mut();
-            let mut dftl = i.dftl.as_ref().map(|d| d.borrow_mut());
+            let mut l2p = i.map.l2p.borrow_mut();
+            let mut dftl = i.map.dftl.as_ref().map(|d| d.borrow_mut());
             for u in 0..geo.total_units() {
                 let unit = UnitAddr(u);
                 let nand::UnitState::Valid(lpn) = array.unit(unit) else { continue };
@@ -180,10 +180,10 @@ impl Ftl {
     /// before the state was saved); every mapped LPN's page must be on flash.
     fn adopt_translation_pages(&self) -> Result<(), String> {
         let i = &*self.inner;
-        let Some(d) = &i.dftl else { return Ok(()) };
+        let Some(d) = &i.map.dftl else { return Ok(()) };
         let mut d = d.borrow_mut();
         let per = d.entries_per_tpage;
-        let l2p = i.l2p.borrow();
+        let l2p = i.map.l2p.borrow();
         for t in 0..d.tpages() {
             let range = (t * per) as usize..((t + 1) * per).min(i.logical) as usize;
             let mapped = range.clone().any(|l| l2p.get(Lpn(l as u32)).is_some());

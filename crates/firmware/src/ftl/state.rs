@@ -14,12 +14,13 @@ use crate::flow::{Flow, FlowStats};
 use crate::ftl::alloc::Allocator;
 use crate::ftl::blocks::BlockManager;
 use crate::ftl::cache::DataCache;
-use crate::ftl::config::{FtlConfig, MappingConfig};
-use crate::ftl::gc::victim::VictimPicker;
-use crate::ftl::map::{Dftl, L2p};
+use crate::ftl::config::FtlConfig;
+use crate::ftl::gc::Gc;
+use crate::ftl::map::Mapping;
 use crate::ftl::policies::Policies;
 use crate::ftl::stats::FtlStats;
 use crate::ftl::waits::Waits;
+use crate::ftl::writeback_policy::WriteBack;
 
 /// The flash translation layer. Cheap to clone.
 #[derive(Clone)]
@@ -39,32 +40,22 @@ pub(crate) struct FtlInner {
     pub logical: u32,
     pub payload: bool,
     pub unit_bytes: usize,
-    pub l2p: RefCell<L2p>,
-    pub dftl: Option<RefCell<Dftl>>,
+    /// The mapping part: the table, and DFTL's cache of it.
+    pub map: Mapping,
     pub cache: RefCell<DataCache>,
     pub blocks: RefCell<BlockManager>,
     pub alloc: RefCell<Allocator>,
     pub waits: Waits,
-    /// Wakes every request waiting for a cache line when a line changes state (a write-back or
-    /// a fill ends, a trim frees one).
-    pub free_line: sim::sync::Notify,
-    /// Background write-backs in flight.
-    pub flushing: std::cell::Cell<u32>,
-    /// Lines being written back to make room, and requests waiting for room.
-    pub freeing: std::cell::Cell<u32>,
-    pub line_waiters: std::cell::Cell<u32>,
-    /// The mapping flusher (rewriting translation pages GC left behind) is running.
-    pub mapping_flusher: std::cell::Cell<bool>,
+    /// The write-back part: when dirty lines go to flash, and the write-backs in flight.
+    pub wb: WriteBack,
     /// The device is being brought to rest: the mapping flusher stops (the translation pages
     /// are written untimed afterwards), so GC can reach its threshold and end.
     pub quiescing: std::cell::Cell<bool>,
     pub stats: RefCell<FtlStats>,
-    /// Planes with a GC task running.
-    pub gc_active: RefCell<Vec<bool>>,
+    /// The GC part: planes being collected, victim and wear-levelling policies.
+    pub gc: Gc,
     /// The architecture's placement of the work and its locks (see `flow`).
     pub flow: Rc<Flow>,
-    /// GC's victim policy.
-    pub victim: Rc<dyn VictimPicker>,
     pub rng: RefCell<SimRng>,
 }
 
@@ -109,16 +100,6 @@ impl Ftl {
         let geo = fil.geometry().clone();
         let payload = fil.array().borrow().keeps_payload();
         let logical = cfg.logical_units(&geo);
-        let dftl = match &cfg.mapping {
-            MappingConfig::Dftl { cmt, segment_entries } => Some(RefCell::new(Dftl::new(
-                logical,
-                geo.page_bytes(),
-                cmt.bytes(),
-                *segment_entries,
-                payload,
-            ))),
-            MappingConfig::Full => None,
-        };
         let lines = (cfg.cache.capacity.bytes() / geo.mapping_unit.bytes()) as u32;
         let planes = (geo.total_dies() * geo.planes) as usize;
         Ftl {
@@ -127,22 +108,16 @@ impl Ftl {
                 core,
                 me: me.clone(),
                 ecc,
-                l2p: RefCell::new(L2p::new(logical)),
-                dftl,
+                map: Mapping::new(&cfg.mapping, logical, geo.page_bytes(), payload),
                 cache: RefCell::new(DataCache::new(lines)),
                 blocks: RefCell::new(blocks),
-                alloc: RefCell::new(Allocator::new(&geo, &cfg.allocation)),
+                alloc: RefCell::new(Allocator::with(&geo, policies.placement)),
                 waits: Waits::new(cx),
-                free_line: sim::sync::Notify::new(cx, "free cache line"),
-                flushing: std::cell::Cell::new(0),
-                freeing: std::cell::Cell::new(0),
-                line_waiters: std::cell::Cell::new(0),
-                mapping_flusher: std::cell::Cell::new(false),
+                wb: WriteBack::new(cx, policies.write_back),
                 quiescing: std::cell::Cell::new(false),
                 stats: RefCell::new(FtlStats::default()),
-                gc_active: RefCell::new(vec![false; planes]),
+                gc: Gc::new(planes, policies.victim, policies.wl),
                 flow,
-                victim: policies.victim,
                 rng: RefCell::new(rng),
                 unit_bytes: geo.unit_bytes() as usize,
                 logical,
@@ -177,16 +152,12 @@ impl Ftl {
 
     /// (hits, misses) of the cached mapping table (`None` with the full map in DRAM).
     pub fn cmt_hits(&self) -> Option<(u64, u64)> {
-        self.inner.dftl.as_ref().map(|d| {
-            let d = d.borrow();
-            (d.cmt.hits, d.cmt.misses)
-        })
+        self.inner.map.cmt_hits()
     }
 
     /// Logical units currently mapped.
     pub fn mapped_units(&self) -> u64 {
-        let l2p = self.inner.l2p.borrow();
-        (0..self.inner.logical).filter(|&l| l2p.get(nand::Lpn(l)).is_some()).count() as u64
+        self.inner.map.mapped_units(self.inner.logical)
     }
 
     /// Free blocks in every plane.
@@ -210,7 +181,7 @@ impl Ftl {
 
     /// Mapping segments in DRAM newer than their translation page (DFTL).
     pub fn dirty_segments(&self) -> u64 {
-        self.inner.dftl.as_ref().map_or(0, |d| d.borrow().cmt.dirty_count() as u64)
+        self.inner.map.dirty_segments()
     }
 
     /// Writes every translation page from the map in DRAM at once, without simulating time,
@@ -247,9 +218,7 @@ impl Ftl {
     /// Bytes of RAM the FTL's tables occupy (mapping, CMT bookkeeping, cache lines).
     pub fn resident_bytes(&self) -> usize {
         let i = &self.inner;
-        i.l2p.borrow().resident_bytes()
-            + i.dftl.as_ref().map_or(0, |d| d.borrow().resident_bytes())
-            + i.cache.borrow().resident_bytes(i.unit_bytes)
+        i.map.resident_bytes() + i.cache.borrow().resident_bytes(i.unit_bytes)
     }
 }
 

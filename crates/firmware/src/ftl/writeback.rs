@@ -20,10 +20,10 @@ use crate::fil::{FlashStatus, PageWrite};
 use crate::flow::Point;
 use crate::ftl::blocks::Stream;
 use crate::ftl::cache::LineState;
-use crate::ftl::config::WriteBackMode;
 use crate::ftl::data::UnitData;
 use crate::ftl::state::FtlInner;
 use crate::ftl::waits::WaitKey;
+use crate::ftl::writeback_policy::LineCounts;
 
 impl FtlInner {
     /// Writes the given dirty lines back (see [`write_units_back`](Self::write_units_back)).
@@ -52,50 +52,36 @@ impl FtlInner {
         units
     }
 
-    /// Background write-backs: while the cache wants them (see [`flush_wanted`]), start jobs
-    /// of the least recently used dirty lines, each spawned on the FTL core, up to the
-    /// configured number in flight. Every job that ends calls this again.
-    ///
-    /// [`flush_wanted`]: Self::flush_wanted
+    /// Background write-backs: while the write-back policy wants them, start jobs of the
+    /// least recently used dirty lines, each spawned on the FTL core, up to the policy's number
+    /// in flight. Every job that ends calls this again.
     pub(crate) fn maybe_flush(&self) {
-        let limit = self.cfg.cache.flush_parallel(&self.geo);
-        while self.flushing.get() < limit && self.flush_wanted() {
+        let limit = self.wb.policy.parallel();
+        while self.wb.flushing.get() < limit && self.flush_wanted() {
             let batch = self.cache.borrow().oldest_dirty(self.job_units());
             let units = self.claim(batch);
             if units.is_empty() {
                 return;
             }
-            self.flushing.set(self.flushing.get() + 1);
+            self.wb.flushing.set(self.wb.flushing.get() + 1);
             let me = self.self_rc();
             self.cx.spawn(self.core, "write-back", async move {
                 me.write_units_back(units).await;
-                me.flushing.set(me.flushing.get() - 1);
+                me.wb.flushing.set(me.wb.flushing.get() - 1);
                 me.maybe_flush();
             });
         }
     }
 
-    /// Whether more dirty lines should be on their way to flash: past the flush threshold, or
-    /// (array mode) once fewer lines are free or clean than a full pool of write-backs takes
-    /// (at most half the cache). Lines being written back count as taken: counting them as
-    /// free left no line free while the pool was busy, so every host write waited a whole
-    /// program for the write-back that freed its line. A job waits for a full multi-plane
-    /// page of dirty lines: part pages are padding, which a device filled sequentially can
-    /// never collect back.
+    /// Whether the write-back policy wants more dirty lines on their way to flash.
     fn flush_wanted(&self) -> bool {
         let cache = self.cache.borrow();
-        let (dirty, capacity) = (cache.dirty_count() as u64, cache.capacity() as u64);
-        let writing = cache.writing_count() as u64;
-        if let Some(t) = self.cfg.cache.flush_threshold
-            && dirty > (t * capacity as f64) as u64
-        {
-            return true;
-        }
-        if self.cfg.cache.write_back != WriteBackMode::Array {
-            return false;
-        }
-        let pool = self.cfg.cache.flush_parallel(&self.geo) as u64 * self.job_units() as u64;
-        dirty >= self.job_units() as u64 && dirty + writing > capacity - pool.min(capacity / 2)
+        let lines = LineCounts {
+            dirty: cache.dirty_count() as u64,
+            writing: cache.writing_count() as u64,
+            capacity: cache.capacity() as u64,
+        };
+        self.wb.policy.wanted(lines)
     }
 
     /// Programs claimed units, a page at a time into the user stream, and moves their mapping
@@ -150,7 +136,7 @@ impl FtlInner {
         for (lpn, _) in &units {
             self.waits.notify(WaitKey::Line(*lpn));
         }
-        self.free_line.notify_all();
+        self.wb.free_line.notify_all();
     }
 
     /// The page image of `units` (LPNs and tags in the OOB; bytes for payload stores, padded

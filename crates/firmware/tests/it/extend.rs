@@ -95,7 +95,7 @@ fn a_fifth_architecture_conforms_and_reports_its_name() {
 #[test]
 fn a_new_victim_policy_conforms() {
     let cfg = small(3);
-    let policies = Policies { victim: std::rc::Rc::new(TwoChoices) };
+    let policies = Policies { victim: std::rc::Rc::new(TwoChoices), ..Policies::of(&cfg.ftl, &cfg.geometry) };
     let dev = Device::builder(&cfg).store(StoreChoice::Memory).seed(8).policies(policies).build().unwrap();
     let o = Conformance { config: cfg, seed: 8, plan: plan() }.run_on(&dev).unwrap_or_else(|e| panic!("{e}"));
     assert!(o.gc_invocations > 0 && o.blocks_checked > 5_000, "{o:?}");

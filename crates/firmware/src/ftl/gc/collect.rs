@@ -27,7 +27,7 @@ impl FtlInner {
     #[inline]
     pub(crate) fn maybe_start_gc(&self, plane: u32) {
         let soft = self.cfg.gc.soft(self.geo.blocks);
-        if idle_and_short(plane, soft, &self.blocks.borrow(), &self.gc_active.borrow())
+        if idle_and_short(plane, soft, &self.blocks.borrow(), &self.gc.active.borrow())
             && self.could_free_a_block(plane)
         {
             self.start_gc(plane);
@@ -37,7 +37,7 @@ impl FtlInner {
     /// Spawns `plane`'s GC task (the caller checked that it should run).
     #[inline(never)]
     fn start_gc(&self, plane: u32) {
-        self.gc_active.borrow_mut()[plane as usize] = true;
+        self.gc.active.borrow_mut()[plane as usize] = true;
         let me = self.self_rc();
         self.cx.spawn(self.core, format!("gc plane {plane}"), async move { me.gc_plane(plane).await });
     }
@@ -49,7 +49,7 @@ impl FtlInner {
     pub(crate) fn start_gc_everywhere_needed(&self) {
         let soft = self.cfg.gc.soft(self.geo.blocks);
         let idle_and_short: SmallVec<[u32; 8]> = {
-            let (blocks, active) = (self.blocks.borrow(), self.gc_active.borrow());
+            let (blocks, active) = (self.blocks.borrow(), self.gc.active.borrow());
             (0..blocks.planes()).filter(|&p| idle_and_short(p, soft, &blocks, &active)).collect()
         };
         for p in idle_and_short {
@@ -80,18 +80,16 @@ impl FtlInner {
             let Some(v) = self.pick_gaining_victim(plane) else { break };
             let written = self.collect(v, Stream::Gc).await;
             self.stats.borrow_mut().gc_invocations += 1;
-            if let Some(threshold) = self.cfg.wl.static_threshold {
-                let cold = victim::cold(plane, threshold, &self.blocks.borrow(), &self.fil.array().borrow());
-                if let Some(c) = cold {
-                    self.collect(c, Stream::Gc).await;
-                    self.stats.borrow_mut().wl_migrations += 1;
-                }
+            let cold = self.gc.wl.cold(plane, &self.blocks.borrow(), &self.fil.array().borrow());
+            if let Some(c) = cold {
+                self.collect(c, Stream::Gc).await;
+                self.stats.borrow_mut().wl_migrations += 1;
             }
             if written >= self.geo.pages {
                 break;
             }
         }
-        self.gc_active.borrow_mut()[plane as usize] = false;
+        self.gc.active.borrow_mut()[plane as usize] = false;
     }
 
     /// Whether collecting `plane` could add a free block: each collection gains at most its
@@ -117,7 +115,7 @@ impl FtlInner {
     /// block is not wholly valid.
     pub(crate) fn pick_victim(&self, plane: u32) -> Option<BlockIdx> {
         let array = self.fil.array().borrow();
-        victim::pick(&*self.victim, plane, &self.blocks.borrow(), &array, &mut self.rng.borrow_mut())
+        victim::pick(&*self.gc.victim, plane, &self.blocks.borrow(), &array, &mut self.rng.borrow_mut())
     }
 
     /// The victim the timed GC takes next in `plane` under the configured policy, if any
@@ -125,7 +123,7 @@ impl FtlInner {
     fn pick_gaining_victim(&self, plane: u32) -> Option<BlockIdx> {
         let array = self.fil.array().borrow();
         let (blocks, mut rng) = (self.blocks.borrow(), self.rng.borrow_mut());
-        victim::pick_gaining(&*self.victim, plane, &blocks, &array, &mut rng)
+        victim::pick_gaining(&*self.gc.victim, plane, &blocks, &array, &mut rng)
     }
 
     /// Every page of `block` holding valid units, with those units' slots and LPNs.
@@ -228,7 +226,7 @@ impl FtlInner {
         // of a block in another queue could overtake the pages before it.
         let done = self.program(Stream::Gc, page, write, 1).await;
         let new = self.geo.unit_addr(page, 0);
-        let dftl = self.dftl.as_ref().expect("translation pages exist under DFTL");
+        let dftl = self.map.dftl.as_ref().expect("translation pages exist under DFTL");
         let current = dftl.borrow().location(t) == Some(old);
         if done.status == FlashStatus::Ok && current {
             dftl.borrow_mut().relocate(t, new);

@@ -174,18 +174,3 @@ fn pick_within(
     }
     Some(candidates[picker.pick(&candidates, upb, rng)].block)
 }
-
-/// The closed block of `plane` with the lowest erase count (static wear levelling's cold
-/// victim), if the plane's erase-count spread exceeds `threshold`.
-pub fn cold(plane: u32, threshold: u32, blocks: &BlockManager, array: &FlashArray) -> Option<BlockIdx> {
-    let counts =
-        || blocks.plane_blocks(plane).filter(|&b| !array.block(b).bad).map(|b| array.block(b).erase_count);
-    let (min, max) = (counts().min()?, counts().max()?);
-    if max - min <= threshold {
-        return None;
-    }
-    blocks
-        .plane_blocks(plane)
-        .filter(|&b| blocks.is_candidate(b) && array.block(b).erase_count == min)
-        .min_by_key(|&b| (blocks.info(b).closed_seq, b))
-}

@@ -58,7 +58,7 @@ impl<'a> Ager<'a> {
     pub fn new(ftl: &'a FtlInner) -> Self {
         let geo = &ftl.geo;
         let n = geo.total_blocks() as usize;
-        let greedy = ftl.victim.is_greedy().then(|| Buckets::new(n, geo.blocks, geo.units_per_block()));
+        let greedy = ftl.gc.victim.is_greedy().then(|| Buckets::new(n, geo.blocks, geo.units_per_block()));
         Ager {
             upp: geo.units_per_page(),
             upb: geo.units_per_block(),
@@ -227,7 +227,7 @@ impl<'a> Ager<'a> {
         }
         let valid = &self.aged.valid;
         let blocks = self.ftl.blocks.borrow();
-        victim::pick_by(&*self.ftl.victim, plane, &blocks, self.upb, |b| valid[b.idx()], &mut self.rng)
+        victim::pick_by(&*self.ftl.gc.victim, plane, &blocks, self.upb, |b| valid[b.idx()], &mut self.rng)
     }
 }
 

@@ -40,7 +40,7 @@ pub(super) fn place(ftl: &FtlInner, aged: &Aged) -> Result<(), PreconditionError
             array.set_erase_count(BlockIdx(b as u32), erases)?;
         }
     }
-    let mut l2p = ftl.l2p.borrow_mut();
+    let mut l2p = ftl.map.l2p.borrow_mut();
     let zeroes = ftl.payload.then(|| vec![0u8; geo.page_bytes() as usize]);
     let tag = UnitData::zero(ftl.payload, ftl.unit_bytes).tag();
     let mut dealt = 0u64;

@@ -82,6 +82,7 @@ impl FtlInner {
             let new = self.geo.unit_addr(page, s as u32);
             if u.lpn.0 >= TRANSLATION_LPN_BASE {
                 let old = self
+                    .map
                     .dftl
                     .as_ref()
                     .expect("translation pages under DFTL")
@@ -91,10 +92,10 @@ impl FtlInner {
                     self.fil.array().borrow_mut().invalidate(old);
                 }
             } else {
-                if let Some(old) = self.l2p.borrow_mut().set(u.lpn, Some(new)) {
+                if let Some(old) = self.map.l2p.borrow_mut().set(u.lpn, Some(new)) {
                     self.fil.array().borrow_mut().invalidate(old);
                 }
-                if let Some(d) = &self.dftl {
+                if let Some(d) = &self.map.dftl {
                     // Its translation page is behind the map now (written again by
                     // `write_all_translation_pages`).
                     let mut d = d.borrow_mut();
@@ -220,7 +221,7 @@ impl FtlInner {
     /// before any page is written, far enough that each plane keeps its GC threshold of free
     /// blocks after taking its share, and the writes then take free pages without collecting.
     pub(crate) fn write_all_translation_pages(&self) -> Result<u32, PreconditionError> {
-        let Some(d) = &self.dftl else { return Ok(0) };
+        let Some(d) = &self.map.dftl else { return Ok(0) };
         let tpages = d.borrow().tpages();
         // Translation pages take the planes in turn: each plane needs room for its share on
         // top of its GC threshold, or the timed run would start with every plane below the
@@ -256,7 +257,7 @@ impl FtlInner {
 
     /// Writes translation page `t` from the map in DRAM, untimed.
     fn write_tpage_now(&self, t: u32) -> Result<(), PreconditionError> {
-        let d = self.dftl.as_ref().expect("translation pages under DFTL");
+        let d = self.map.dftl.as_ref().expect("translation pages under DFTL");
         let per = d.borrow().entries_per_tpage as usize;
         {
             let mut dm = d.borrow_mut();
@@ -264,7 +265,7 @@ impl FtlInner {
             dm.cmt.mark_clean_all(segs);
             dm.clear_pending(t);
         }
-        let raw = self.l2p.borrow().raw(t as usize * per..(t as usize + 1) * per).to_vec();
+        let raw = self.map.l2p.borrow().raw(t as usize * per..(t as usize + 1) * per).to_vec();
         let bytes = self.payload.then(|| self.tpage_bytes(&raw));
         let unit = FastUnit {
             lpn: Lpn(TRANSLATION_LPN_BASE + t),
