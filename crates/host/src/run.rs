@@ -179,7 +179,7 @@ pub struct Progress {
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
     /// A job is invalid for this device.
-    #[error("{0}")]
+    #[error(transparent)]
     Job(#[from] JobError),
     /// The device stopped making progress (a firmware bug, reported with what waits on what).
     #[error(transparent)]

@@ -20,6 +20,7 @@ use host::workload::JobSpec;
 use report::Report;
 use sim::trace::Trace;
 
+pub mod message;
 pub mod perfetto;
 mod rig;
 pub mod serve;

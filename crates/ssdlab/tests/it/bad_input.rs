@@ -131,3 +131,48 @@ fn image_store_errors_are_one_line() {
     let e = fails(&["phys", "--store", "image"]);
     assert!(e.contains("--store image needs --image FILE"), "{e}");
 }
+
+/// The text after some `: ` that the message already said before it (`X: X`), if any.
+fn repeated(message: &str) -> Option<&str> {
+    let message = message.trim_end();
+    message.match_indices(": ").map(|(i, _)| &message[i + 2..]).find(|tail| {
+        let head = &message[..message.len() - tail.len() - 2];
+        tail.len() >= 8 && head.contains(*tail)
+    })
+}
+
+#[test]
+fn repeated_detects_a_cause_said_twice() {
+    assert_eq!(repeated("ssdlab: a.fio: no such file: no such file\n"), Some("no such file"));
+    assert_eq!(
+        repeated("ssdlab: job 'j': bs: too small: job 'j': bs: too small"),
+        Some("job 'j': bs: too small")
+    );
+    assert_eq!(repeated("ssdlab: reading a.fio: no such file or directory"), None);
+}
+
+#[test]
+fn errors_say_their_cause_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let dev = write(&dir, "small.toml", crate::SMALL);
+    let missing = dir.path().join("missing");
+    let missing = missing.to_str().unwrap();
+    let fresh = ["run", dev.as_str(), "--precondition", "none"];
+    let cases: Vec<Vec<&str>> = vec![
+        [&fresh[..], &["--bs", "3"]].concat(),
+        [&fresh[..], &["--rw", "sideways"]].concat(),
+        [&fresh[..], &["--iodepth", "0"]].concat(),
+        [&fresh[..], &["--random-distribution", "zipf:x"]].concat(),
+        [&fresh[..], &["--offset", "100T"]].concat(),
+        [&fresh[..], &["--time-based"]].concat(),
+        [&fresh[..], &["--job-file", missing]].concat(),
+        vec!["run", dev.as_str(), "--state", missing],
+        vec!["sweep", "plot", missing, "--x", "a", "--y", "b"],
+        vec!["plot", missing, "--out", missing],
+        vec!["compare", missing, missing],
+    ];
+    for args in cases {
+        let e = fails(&args);
+        assert_eq!(repeated(&e), None, "ssdlab {args:?}: {e}");
+    }
+}
