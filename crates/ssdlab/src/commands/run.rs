@@ -29,6 +29,17 @@ pub(crate) enum Workload {
     Trace(Box<ReplaySpec>),
 }
 
+impl Workload {
+    /// Fails if the workload cannot run on `sys` (checked before the device is aged).
+    pub(crate) fn check(&self, sys: &dyn System) -> Result<(), ssdlab::SimulateError> {
+        match self {
+            Workload::Jobs(jobs) => host::run::check(sys, jobs)?,
+            Workload::Trace(spec) => host::replay::check(sys, spec)?,
+        }
+        Ok(())
+    }
+}
+
 pub fn run(a: RunArgs) -> Result<()> {
     let workload = match &a.trace {
         Some(path) => Workload::Trace(Box::new(super::replay::spec(path, &a.replay)?)),
@@ -46,6 +57,9 @@ pub(crate) fn execute(
     output: &OutputArgs,
     common: &CommonArgs,
 ) -> Result<()> {
+    check_output(output)?;
+    // What to say before the device is aged (once the workload is known to fit it).
+    let mut note = None;
     let (mut cfg, start) = match &start.state {
         Some(path) => from_snapshot(path, device, start.allow_config_change, &start.set)?,
         None => {
@@ -58,19 +72,19 @@ pub(crate) fn execute(
                 Some(Ageing::None) => Start::Fresh,
                 Some(Ageing::Fast(kind)) => Start::Precondition(kind),
                 None if cfg.system.kind() == "host-ftl" => {
-                    eprintln!(
+                    note = Some(format!(
                         "{} starts fresh (a host-side FTL has no fast ageing; --precondition none)",
                         cfg.name
-                    );
+                    ));
                     Start::Fresh
                 }
                 None => {
-                    eprintln!(
+                    note = Some(format!(
                         "ageing {} to GC steady state first ({}: a random fill, then random overwrites \
                          of twice its capacity, untimed); --precondition none starts from a fresh device",
                         cfg.name,
                         ssdlab::describe(DEFAULT_AGEING)
-                    );
+                    ));
                     Start::Precondition(DEFAULT_AGEING)
                 }
             };
@@ -79,7 +93,13 @@ pub(crate) fn execute(
     };
     cfg.ftl.bypass |= ftl_bypass;
     let store = device::store(common)?;
-    let rig = prepare(&cfg, &store, common.seed, start)?;
+    let rig = prepare(&cfg, &store, common.seed, start, &mut |sys| {
+        workload.check(sys)?;
+        if let Some(note) = &note {
+            eprintln!("{note}");
+        }
+        Ok(())
+    })?;
     let report = measure(rig.system(), &rig.initial_state, workload, common.seed, output)?;
     if let Some(path) = &common.json {
         super::write_json(path, &report)?;
@@ -94,6 +114,19 @@ pub(crate) fn execute(
     Ok(())
 }
 
+/// Fails on output options that cannot work, before anything runs.
+fn check_output(out: &OutputArgs) -> Result<()> {
+    if out.interval.is_zero() {
+        bail!("--interval must be above zero");
+    }
+    if let Some(until) = out.trace_until
+        && until <= out.trace_from.unwrap_or(SimDuration::ZERO)
+    {
+        bail!("--trace-until must be after --trace-from");
+    }
+    Ok(())
+}
+
 /// Runs the workload with a progress bar and the outputs asked for.
 pub(crate) fn measure(
     sys: &dyn System,
@@ -102,9 +135,7 @@ pub(crate) fn measure(
     seed: u64,
     out: &OutputArgs,
 ) -> Result<report::Report> {
-    if out.interval.is_zero() {
-        bail!("--interval must be above zero");
-    }
+    check_output(out)?;
     let csv = match &out.per_request {
         Some(path) => Some(Rc::new(RefCell::new(
             CsvRequests::create(path).with_context(|| format!("creating {}", path.display()))?,
@@ -120,11 +151,6 @@ pub(crate) fn measure(
             ..TraceWindow::default()
         }
     });
-    if let (Some(w), Some(_)) = (trace, out.trace_until)
-        && w.until <= w.from
-    {
-        bail!("--trace-until must be after --trace-from");
-    }
     let opts = RunOptions {
         interval: out.interval,
         per_request: csv.clone().map(|c| c as Rc<RefCell<dyn RequestSink>>),
@@ -173,15 +199,19 @@ fn write_trace(events: &Trace, cfg: &DeviceConfig, path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Builds the system in its starting state, with a progress bar while it ages.
+/// Builds the system in its starting state, with a progress bar while it ages; `before_ageing`
+/// checks the built system first (see [`ssdlab::BeforeAgeing`]).
 pub(crate) fn prepare(
     cfg: &DeviceConfig,
     store: &StoreChoice,
     seed: u64,
     start: Start,
+    before_ageing: &mut ssdlab::BeforeAgeing<'_>,
 ) -> Result<ssdlab::Rig> {
     let mut bar = Progress::new("units aged");
-    let rig = ssdlab::prepare_rig(cfg, store, seed, start, &mut |done, total| bar.update(done, total))?;
+    let rig = ssdlab::prepare_rig_checked(cfg, store, seed, start, before_ageing, &mut |done, total| {
+        bar.update(done, total)
+    })?;
     bar.finish();
     Ok(rig)
 }

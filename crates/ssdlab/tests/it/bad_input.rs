@@ -176,3 +176,22 @@ fn errors_say_their_cause_once() {
         assert_eq!(repeated(&e), None, "ssdlab {args:?}: {e}");
     }
 }
+
+/// Issue 26: `ssdlab run --bs 3` failed only after a minute of ageing softssd to GC steady
+/// state, and so did `ssdlab age --bs 3`. The workload and the output options are now checked
+/// on the built device before it is aged: the error is the only line, with no "ageing
+/// softssd ..." note before it.
+#[test]
+fn a_bad_workload_fails_before_the_device_is_aged() {
+    let want = "ssdlab: job 'default': bs: read block size 3 is not a multiple of the 512-byte LBA size\n";
+    assert_eq!(fails(&["run", "--bs", "3"]), want);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.state");
+    let age = ["age", "--precondition", "steady-state", "--out", out.to_str().unwrap(), "--bs", "3"];
+    assert_eq!(fails(&age), want);
+    assert!(!out.exists());
+    let e = fails(&["run", "--interval", "0s"]);
+    assert!(e.contains("--interval must be above zero"), "{e}");
+    let e = fails(&["run", "--trace-events", "t.json", "--trace-from", "2ms", "--trace-until", "1ms"]);
+    assert!(e.contains("--trace-until must be after --trace-from"), "{e}");
+}
