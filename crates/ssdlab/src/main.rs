@@ -4,6 +4,7 @@ mod alloc;
 mod cli;
 mod commands;
 mod device;
+mod output_paths;
 mod progress;
 
 use std::io::Write;

@@ -21,6 +21,7 @@ pub fn run(a: AgeArgs) -> Result<()> {
             cfg.system.kind()
         ));
     }
+    crate::output_paths::file("--out", &a.out)?;
     let simulate = any_job_flag(&a.jobs);
     let kind = match (a.precondition, simulate) {
         (Some(k), _) => Some(k),

@@ -18,8 +18,8 @@ use ssdlab::setup::{JobOption, Setting, WorkloadSpec, apply_settings};
 use ssdlab::{CsvRequests, Start};
 
 use crate::cli::{Ageing, CommonArgs, DEFAULT_AGEING, JobArgs, OutputArgs, RunArgs, StartArgs};
-use crate::device;
 use crate::progress::Progress;
+use crate::{device, output_paths};
 
 /// What a run drives the device with.
 pub(crate) enum Workload {
@@ -57,7 +57,7 @@ pub(crate) fn execute(
     output: &OutputArgs,
     common: &CommonArgs,
 ) -> Result<()> {
-    check_output(output)?;
+    check_output(output, common)?;
     // What to say before the device is aged (once the workload is known to fit it).
     let mut note = None;
     let (mut cfg, start) = match &start.state {
@@ -114,8 +114,22 @@ pub(crate) fn execute(
     Ok(())
 }
 
-/// Fails on output options that cannot work, before anything runs.
-fn check_output(out: &OutputArgs) -> Result<()> {
+/// Fails on output options that cannot work, before anything runs: files that could not be
+/// written, a zero interval, an empty trace window.
+fn check_output(out: &OutputArgs, common: &CommonArgs) -> Result<()> {
+    let files = [
+        ("--json", &common.json),
+        ("--per-request", &out.per_request),
+        ("--trace-events", &out.trace_events),
+    ];
+    for (flag, path) in files {
+        if let Some(path) = path {
+            output_paths::file(flag, path)?;
+        }
+    }
+    if let Some(dir) = &out.plot {
+        output_paths::dir("--plot", dir)?;
+    }
     if out.interval.is_zero() {
         bail!("--interval must be above zero");
     }
@@ -135,7 +149,6 @@ pub(crate) fn measure(
     seed: u64,
     out: &OutputArgs,
 ) -> Result<report::Report> {
-    check_output(out)?;
     let csv = match &out.per_request {
         Some(path) => Some(Rc::new(RefCell::new(
             CsvRequests::create(path).with_context(|| format!("creating {}", path.display()))?,

@@ -195,3 +195,26 @@ fn a_bad_workload_fails_before_the_device_is_aged() {
     let e = fails(&["run", "--trace-events", "t.json", "--trace-from", "2ms", "--trace-until", "1ms"]);
     assert!(e.contains("--trace-until must be after --trace-from"), "{e}");
 }
+
+/// Issue 26: `ssdlab age pipessd --out /nonexistent/x.state` aged the device for a minute and
+/// then could not save it. Output paths are checked before anything is built: the error is
+/// the only line (no "ageing ..." note before it).
+#[test]
+fn unwritable_outputs_fail_before_the_device_is_aged() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing");
+    let plain = write(&dir, "plain", "not a directory");
+    let state = missing.join("x.state");
+    let e = fails(&["age", "pipessd", "--out", state.to_str().unwrap()]);
+    let want = format!("--out {}: directory {} does not exist", state.display(), missing.display());
+    assert!(e.contains(&want), "{e}");
+    let json = missing.join("r.json");
+    let e = fails(&["run", "--json", json.to_str().unwrap()]);
+    assert!(e.contains(&format!("--json {}: directory", json.display())), "{e}");
+    let figs = format!("{plain}/figs");
+    let e = fails(&["replay", "trace.spc", "--plot", &figs]);
+    assert!(e.contains(&format!("--plot {figs}: {plain} is not a directory")), "{e}");
+    let e = fails(&["run", "--per-request", dir.path().to_str().unwrap()]);
+    assert!(e.contains("--per-request") && e.contains(": is a directory"), "{e}");
+    assert!(!missing.exists());
+}
