@@ -19,6 +19,7 @@
 //! line (or is counted and skipped under `skip_bad_lines`).
 
 mod map;
+mod scan;
 mod stats;
 
 use std::cell::{Cell, RefCell};
@@ -32,6 +33,7 @@ use sim::sync::Notify;
 use sim::{SimDuration, SimTime};
 
 pub use map::{AddressMap, Align, Mapped};
+pub use scan::{TraceScan, scan};
 pub use stats::{ReplayStats, VolumeStats};
 
 use crate::run::{HostResults, Progress, RunError, RunOptions};

@@ -141,7 +141,8 @@ const JOB_FLAGS: [&str; 17] = [
 pub struct ReplayCmd {
     /// The trace: SPC, MSR Cambridge CSV, MQSim/DiskSim ASCII, blkparse text or fio iolog
     /// (v2/v3); the format is detected (or forced with --format); gzip, bzip2 and zstd are
-    /// read transparently.
+    /// read transparently. It is read through once before the device is built, so that a bad
+    /// line anywhere, or nothing to replay, fails at once.
     pub trace: PathBuf,
     /// A preset name or a TOML file. Default: softssd.
     pub device: Option<String>,

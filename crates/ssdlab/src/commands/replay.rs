@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
-use host::replay::{Align, ReplayMode, ReplaySpec};
+use host::replay::{Align, ReplayMode, ReplaySpec, TraceScan};
 use host::trace::ReadOptions;
 
 use super::run::{Workload, execute};
@@ -41,8 +41,53 @@ pub(crate) fn spec(path: &Path, a: &ReplayArgs) -> Result<ReplaySpec> {
     }
     s.volume_stride = a.volume_stride.map_or(0, |b| b.bytes());
     s.queues = a.queues;
+    if a.max_records == Some(0) {
+        bail!("--max-records must be at least 1");
+    }
     s.max_records = a.max_records;
     s.placement = a.placement;
     s.validate().map_err(|e| anyhow::anyhow!("{e}"))?;
     Ok(s)
+}
+
+/// Reads the whole trace once, before the device is built: a bad line anywhere fails now (not
+/// after a replay of everything before it), a trace with nothing to replay is an error, and
+/// skipped bad lines and (timed) timestamps running backwards are warned about.
+pub(crate) fn prescan(spec: &ReplaySpec) -> Result<TraceScan> {
+    let s = host::replay::scan(spec)?;
+    let file = spec.path.display();
+    let skipped = || {
+        let first = s.first_bad_line.as_deref().unwrap_or("?");
+        format!("{} skipped (the first: {first})", count(s.bad_lines, "bad line", "bad lines"))
+    };
+    if s.requests == 0 {
+        let why = match (s.records, s.bad_lines) {
+            (0, 0) => "the trace has no records".to_string(),
+            (0, _) => format!("no records; {}", skipped()),
+            (n, _) => format!(
+                "{}: {}, {} of zero length",
+                count(n, "record", "records"),
+                count(s.flushes, "flush", "flushes"),
+                s.zero_length
+            ),
+        };
+        bail!("{file}: nothing to replay ({why})");
+    }
+    if s.bad_lines > 0 {
+        eprintln!("warning: {}", skipped());
+    }
+    if let (ReplayMode::Timed { .. }, Some(line)) = (spec.mode, s.first_backwards_line) {
+        let (n, verb) =
+            (count(s.backwards, "request", "requests"), if s.backwards == 1 { "is" } else { "are" });
+        eprintln!(
+            "warning: {file}: {n} {verb} timestamped before an earlier one (the first at line {line}); \
+             a timed replay issues them at once"
+        );
+    }
+    Ok(s)
+}
+
+/// `1 record`, `2 records`.
+fn count(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }

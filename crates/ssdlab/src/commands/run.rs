@@ -93,6 +93,9 @@ pub(crate) fn execute(
     };
     cfg.ftl.bypass |= ftl_bypass;
     let store = device::store(common)?;
+    if let Workload::Trace(spec) = workload {
+        super::replay::prescan(spec)?;
+    }
     let rig = prepare(&cfg, &store, common.seed, start, &mut |sys| {
         workload.check(sys)?;
         if let Some(note) = &note {

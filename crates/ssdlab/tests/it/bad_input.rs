@@ -218,3 +218,81 @@ fn unwritable_outputs_fail_before_the_device_is_aged() {
     assert!(e.contains("--per-request") && e.contains(": is a directory"), "{e}");
     assert!(!missing.exists());
 }
+
+/// Issue 26: a trace whose last line was malformed failed after the whole replay (and the
+/// ageing before it). The trace is now read once before the device is built: the error is
+/// the only line, with no "ageing pipessd ..." note before it.
+#[test]
+fn a_bad_last_trace_line_fails_before_the_device_is_built() {
+    let dir = tempfile::tempdir().unwrap();
+    let good: String = (0..100).map(|i| format!("0,{},4096,r,{:.3}\n", i * 8, i as f64 * 0.01)).collect();
+    let trace = write(&dir, "t.spc", &format!("{good}0,x1,4096,r,1.5\n"));
+    let e = fails(&["replay", &trace, "pipessd"]);
+    assert_eq!(e, format!("ssdlab: {trace}:101: bad LBA 'x1'\n"));
+    let e = fails(&["run", "pipessd", "--trace", &trace, "--mode", "closed"]);
+    assert_eq!(e, format!("ssdlab: {trace}:101: bad LBA 'x1'\n"));
+    // --skip-bad-lines: counted, and said.
+    let dev = write(&dir, "small.toml", crate::SMALL);
+    let out = crate::ssdlab(&["replay", &trace, &dev, "--precondition", "none", "--skip-bad-lines"]);
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(stderr, format!("warning: 1 bad line skipped (the first: {trace}:101: bad LBA 'x1')\n"));
+}
+
+/// Issue 26: a replay of zero commands exited 0 with an empty report. It is an error now,
+/// found before the device is built.
+#[test]
+fn a_trace_with_nothing_to_replay_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = write(&dir, "empty.spc", "# no records\n");
+    let e = fails(&["replay", &empty, "pipessd", "--format", "spc"]);
+    assert_eq!(e, format!("ssdlab: {empty}: nothing to replay (the trace has no records)\n"));
+    let zero = write(&dir, "zero.spc", "0,8,0,w,0.05\n");
+    let e = fails(&["replay", &zero, "pipessd"]);
+    assert_eq!(e, format!("ssdlab: {zero}: nothing to replay (1 record: 0 flushes, 1 of zero length)\n"));
+    let bad = write(&dir, "bad.spc", "0,x,4096,w,0.05\n");
+    let e = fails(&["replay", &bad, "pipessd", "--skip-bad-lines", "--format", "spc"]);
+    let want =
+        format!("nothing to replay (no records; 1 bad line skipped (the first: {bad}:1: bad LBA 'x'))");
+    assert!(e.contains(&want), "{e}");
+    let e = fails(&["replay", &zero, "pipessd", "--max-records", "0"]);
+    assert!(e.contains("--max-records must be at least 1"), "{e}");
+}
+
+/// Issue 26: timestamps running backwards were noted only in the report's `out_of_order`. A
+/// timed replay now warns with their count and the first line; a closed-loop replay, which
+/// ignores timestamps, does not.
+#[test]
+fn backwards_timestamps_are_warned_about_in_timed_replays() {
+    let dir = tempfile::tempdir().unwrap();
+    let dev = write(&dir, "small.toml", crate::SMALL);
+    let trace = write(&dir, "t.spc", "0,0,4096,r,0.3\n0,8,4096,r,0.1\n0,16,4096,r,0.2\n0,24,4096,r,0.4\n");
+    let json = dir.path().join("r.json");
+    let replay = |mode: &str| {
+        let args = [
+            "replay",
+            &trace,
+            &dev,
+            "--precondition",
+            "none",
+            "--mode",
+            mode,
+            "--json",
+            json.to_str().unwrap(),
+        ];
+        let out = crate::ssdlab(&args);
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert!(out.status.success(), "{stderr}");
+        stderr
+    };
+    assert_eq!(
+        replay("timed"),
+        format!(
+            "warning: {trace}: 2 requests are timestamped before an earlier one (the first at line 2); \
+             a timed replay issues them at once\n"
+        )
+    );
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(report["replay"]["out_of_order"], 2, "the warning counts what the report counts");
+    assert_eq!(replay("closed"), "");
+}
