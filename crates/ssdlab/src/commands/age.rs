@@ -28,7 +28,8 @@ pub fn run(a: AgeArgs) -> Result<()> {
         (None, false) => Some(Precondition::SteadyState { overwrites: 2.0 }),
         (None, true) => None,
     };
-    let workload = Workload::Jobs(if simulate { jobs(&a.jobs)? } else { Vec::new() });
+    let workload =
+        Workload::Jobs { jobs: if simulate { jobs(&a.jobs)? } else { Vec::new() }, default: false };
     let started = Instant::now();
     let start = kind.map_or(Start::Fresh, Start::Precondition);
     let rig = prepare(&cfg, &StoreChoice::Metadata, a.seed, start, &mut |sys| {
@@ -41,7 +42,7 @@ pub fn run(a: AgeArgs) -> Result<()> {
     let ssdlab::Built::Ssd(prepared) = &rig.built else { unreachable!("checked above") };
     let mut aged: Vec<String> =
         kind.map(|k| format!("{} (fast path)", ssdlab::describe(k))).into_iter().collect();
-    if let Workload::Jobs(jobs) = &workload
+    if let Workload::Jobs { jobs, .. } = &workload
         && simulate
     {
         let report =

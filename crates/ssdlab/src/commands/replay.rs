@@ -22,9 +22,18 @@ pub(crate) fn spec(path: &Path, a: &ReplayArgs) -> Result<ReplaySpec> {
         skip_bad_lines: a.skip_bad_lines,
         blkparse_action: a.blkparse_action,
     };
-    s.mode = match a.mode {
-        ReplayModeArg::Timed => ReplayMode::Timed { speed: a.speed },
-        ReplayModeArg::Closed => ReplayMode::ClosedLoop { depth: a.depth },
+    s.mode = match (a.mode, a.speed, a.depth) {
+        (ReplayModeArg::Timed, _, Some(_)) => bail!(
+            "--depth is for --mode closed; a timed replay (the default) issues at the trace's \
+             timestamps: add --mode closed, or leave out --depth"
+        ),
+        (ReplayModeArg::Closed, Some(_), _) => {
+            bail!(
+                "--speed is for timed replays; --mode closed ignores the trace's timestamps: leave out --speed"
+            )
+        }
+        (ReplayModeArg::Timed, speed, None) => ReplayMode::Timed { speed: speed.unwrap_or(1.0) },
+        (ReplayModeArg::Closed, None, depth) => ReplayMode::ClosedLoop { depth: depth.unwrap_or(32) },
     };
     s.align = match a.align {
         AlignArg::Widen => Align::Widen,

@@ -24,7 +24,13 @@ use crate::{device, output_paths};
 /// What a run drives the device with.
 pub(crate) enum Workload {
     /// fio-like jobs.
-    Jobs(Vec<JobSpec>),
+    Jobs {
+        /// The jobs.
+        jobs: Vec<JobSpec>,
+        /// Whether they are the default job, untouched (whose 8 GiB region is cut to a smaller
+        /// device); else a size larger than the device is an error.
+        default: bool,
+    },
     /// A block trace.
     Trace(Box<ReplaySpec>),
 }
@@ -33,7 +39,14 @@ impl Workload {
     /// Fails if the workload cannot run on `sys` (checked before the device is aged).
     pub(crate) fn check(&self, sys: &dyn System) -> Result<(), ssdlab::SimulateError> {
         match self {
-            Workload::Jobs(jobs) => host::run::check(sys, jobs)?,
+            Workload::Jobs { jobs, default } => {
+                host::run::check(sys, jobs)?;
+                let front = sys.front();
+                let capacity = front.capacity_lbas() * front.lba_bytes() as u64;
+                for job in jobs.iter().filter(|_| !default) {
+                    job.check_size(capacity).map_err(host::run::RunError::Job)?;
+                }
+            }
             Workload::Trace(spec) => host::replay::check(sys, spec)?,
         }
         Ok(())
@@ -43,7 +56,7 @@ impl Workload {
 pub fn run(a: RunArgs) -> Result<()> {
     let workload = match &a.trace {
         Some(path) => Workload::Trace(Box::new(super::replay::spec(path, &a.replay)?)),
-        None => Workload::Jobs(jobs(&a.jobs)?),
+        None => Workload::Jobs { jobs: jobs(&a.jobs)?, default: !any_job_flag(&a.jobs) },
     };
     execute(a.device.as_deref(), &a.start, a.ftl_bypass, &workload, &a.output, &a.common)
 }
@@ -181,7 +194,9 @@ pub(crate) fn measure(
         }
     };
     let (report, events) = match workload {
-        Workload::Jobs(jobs) => ssdlab::measure_system(sys, initial_state, jobs, seed, &opts, &mut progress)?,
+        Workload::Jobs { jobs, .. } => {
+            ssdlab::measure_system(sys, initial_state, jobs, seed, &opts, &mut progress)?
+        }
         Workload::Trace(spec) => ssdlab::replay_system(sys, initial_state, spec, seed, &opts, &mut progress)?,
     };
     bar.finish();

@@ -137,6 +137,9 @@ impl Plan {
     /// `default_out` is the results directory when the file names none.
     pub fn new(file: &SweepFile, dir: &Path, default_out: &Path) -> Result<Plan, PlanError> {
         let budget = budget(file)?;
+        if file.workers == Some(0) {
+            return Err(PlanError::Sweep("workers: must be at least 1 (got 0)".into()));
+        }
         let base = Recipe::from_base(&file.base, dir).map_err(PlanError::Base)?;
         let mut devices = Devices::default();
         let base_cfg = devices.get(&base.device).map_err(|e| PlanError::Base(e.to_string()))?;

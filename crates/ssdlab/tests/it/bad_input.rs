@@ -296,3 +296,32 @@ fn backwards_timestamps_are_warned_about_in_timed_replays() {
     assert_eq!(report["replay"]["out_of_order"], 2, "the warning counts what the report counts");
     assert_eq!(replay("closed"), "");
 }
+
+/// Issue 26: options that change nothing were accepted silently. `--size 100T` on a smaller
+/// device ran exactly as without `--size` (the default job's own 8 GiB is still cut to a
+/// smaller device: that is the default, not something the user asked for); `--speed` with
+/// `--mode closed` and `--depth` with a timed replay were ignored; `sweep -j 0` ran one worker.
+/// Each is a one-line error now, before any ageing.
+#[test]
+fn options_that_would_change_nothing_are_refused() {
+    let e = fails(&["run", "--size", "100T"]);
+    let want =
+        "job 'default': size: 100TiB is larger than the device's capacity of 512GiB (549756239872 bytes)";
+    assert!(e.contains(want), "{e}");
+    let dir = tempfile::tempdir().unwrap();
+    let job = write(&dir, "big.fio", "[big]\nrw=randread\nsize=1p\n");
+    let e = fails(&["run", "--job-file", &job]);
+    assert!(e.contains("job 'big': size: 1PiB is larger than the device's capacity"), "{e}");
+    let dev = write(&dir, "small.toml", crate::SMALL);
+    crate::ok(&["run", &dev, "--precondition", "none"]); // the default job: 8 GiB on 218 MiB
+    let trace = write(&dir, "t.spc", "0,0,4096,r,0.1\n");
+    let e = fails(&["replay", &trace, "pipessd", "--mode", "closed", "--speed", "2"]);
+    assert!(e.contains("--speed is for timed replays; --mode closed ignores the trace's timestamps"), "{e}");
+    let e = fails(&["run", "pipessd", "--trace", &trace, "--depth", "64"]);
+    assert!(e.contains("--depth is for --mode closed; a timed replay (the default) issues at"), "{e}");
+    let e = fails(&["sweep", "nope.toml", "-j", "0"]);
+    assert!(e.contains("-j/--workers must be at least 1 (got 0)"), "{e}");
+    let sweep = write(&dir, "s.toml", "workers = 0\n[base]\ndevice = 'softssd'\n");
+    let e = fails(&["sweep", &sweep, "--dry-run"]);
+    assert!(e.contains("workers: must be at least 1 (got 0)"), "{e}");
+}
