@@ -325,3 +325,24 @@ fn options_that_would_change_nothing_are_refused() {
     let e = fails(&["sweep", &sweep, "--dry-run"]);
     assert!(e.contains("workers: must be at least 1 (got 0)"), "{e}");
 }
+
+/// Issue 26: messages that named the wrong cause or too little of the path.
+/// `--time-budget 0s` said "`0s` is not a duration"; one SPC line with a huge LBA said only
+/// "cannot detect the trace format" (forcing `--format spc` gave the real cause); `sweep plot
+/// nope-results` named `sweep.json` without its directory.
+#[test]
+fn messages_name_the_real_cause() {
+    let e = fails(&["sweep", "nope.toml", "--time-budget", "0s"]);
+    assert_eq!(e, "ssdlab: --time-budget: must be positive (got `0s`)\n");
+    let dir = tempfile::tempdir().unwrap();
+    let huge = write(&dir, "huge.spc", "0,999999999999999999999,4096,r,0.1\n");
+    let cause = format!("{huge}:1: LBA '999999999999999999999' is too large (does not fit in u64 bytes)");
+    let e = fails(&["replay", &huge, "pipessd"]);
+    assert_eq!(e, format!("ssdlab: {cause} (the line looks like spc; --format forces a format)\n"));
+    assert_eq!(fails(&["replay", &huge, "pipessd", "--format", "spc"]), format!("ssdlab: {cause}\n"));
+    let e = fails(&["sweep", "plot", "nope-results", "--x", "a", "--y", "b"]);
+    assert_eq!(e, "ssdlab: nope-results: not found (expected a sweep's results directory or table)\n");
+    let table = write(&dir, "results.csv", "run\n");
+    let e = fails(&["sweep", "plot", &table, "--x", "a", "--y", "b"]);
+    assert!(e.contains(&format!("{}: No such file", dir.path().join("sweep.json").display())), "{e}");
+}
