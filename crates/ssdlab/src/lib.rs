@@ -180,6 +180,9 @@ pub enum SimulateError {
     /// The saved state does not fit the device.
     #[error("cannot start from the saved state: {0}")]
     Mount(String),
+    /// The system cannot start that way (a host-side FTL has no fast ageing).
+    #[error("{0}")]
+    Start(String),
     /// Preconditioning needs a fresh device.
     #[error("--precondition needs a fresh device, but the NAND image already holds data")]
     NotFresh,

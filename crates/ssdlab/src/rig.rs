@@ -100,7 +100,7 @@ pub fn prepare_rig_checked(
             let initial_state = match start {
                 Start::Fresh => "fresh".to_string(),
                 _ => {
-                    return Err(SimulateError::Mount(
+                    return Err(SimulateError::Start(
                         "a host-side FTL starts fresh (--precondition none); age it with a simulated workload".into(),
                     ));
                 }

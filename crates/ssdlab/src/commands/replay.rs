@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
-use host::replay::{Align, ReplayMode, ReplaySpec, TraceScan};
+use host::replay::{Align, ReplayMode, ReplaySpec};
 use host::trace::ReadOptions;
 
 use super::run::{Workload, execute};
@@ -60,9 +60,10 @@ pub(crate) fn spec(path: &Path, a: &ReplayArgs) -> Result<ReplaySpec> {
 }
 
 /// Reads the whole trace once, before the device is built: a bad line anywhere fails now (not
-/// after a replay of everything before it), a trace with nothing to replay is an error, and
-/// skipped bad lines and (timed) timestamps running backwards are warned about.
-pub(crate) fn prescan(spec: &ReplaySpec) -> Result<TraceScan> {
+/// after a replay of everything before it) and a trace with nothing to replay is an error.
+/// Returns the warnings to give once every check has passed: skipped bad lines and (timed)
+/// timestamps running backwards.
+pub(crate) fn prescan(spec: &ReplaySpec) -> Result<Vec<String>> {
     let s = host::replay::scan(spec)?;
     let file = spec.path.display();
     let skipped = || {
@@ -82,18 +83,19 @@ pub(crate) fn prescan(spec: &ReplaySpec) -> Result<TraceScan> {
         };
         bail!("{file}: nothing to replay ({why})");
     }
+    let mut warnings = Vec::new();
     if s.bad_lines > 0 {
-        eprintln!("warning: {}", skipped());
+        warnings.push(format!("warning: {}", skipped()));
     }
     if let (ReplayMode::Timed { .. }, Some(line)) = (spec.mode, s.first_backwards_line) {
         let (n, verb) =
             (count(s.backwards, "request", "requests"), if s.backwards == 1 { "is" } else { "are" });
-        eprintln!(
+        warnings.push(format!(
             "warning: {file}: {n} {verb} timestamped before an earlier one (the first at line {line}); \
              a timed replay issues them at once"
-        );
+        ));
     }
-    Ok(s)
+    Ok(warnings)
 }
 
 /// `1 record`, `2 records`.

@@ -106,13 +106,14 @@ pub(crate) fn execute(
     };
     cfg.ftl.bypass |= ftl_bypass;
     let store = device::store(common)?;
-    if let Workload::Trace(spec) = workload {
-        super::replay::prescan(spec)?;
-    }
+    let warnings = match workload {
+        Workload::Trace(spec) => super::replay::prescan(spec)?,
+        Workload::Jobs { .. } => Vec::new(),
+    };
     let rig = prepare(&cfg, &store, common.seed, start, &mut |sys| {
         workload.check(sys)?;
-        if let Some(note) = &note {
-            eprintln!("{note}");
+        for line in warnings.iter().chain(&note) {
+            eprintln!("{line}");
         }
         Ok(())
     })?;

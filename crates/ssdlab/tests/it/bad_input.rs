@@ -342,6 +342,16 @@ fn messages_name_the_real_cause() {
     assert_eq!(fails(&["replay", &huge, "pipessd", "--format", "spc"]), format!("ssdlab: {cause}\n"));
     let e = fails(&["sweep", "plot", "nope-results", "--x", "a", "--y", "b"]);
     assert_eq!(e, "ssdlab: nope-results: not found (expected a sweep's results directory or table)\n");
+    // An error found on the built device is the only line: the trace's warnings wait for it.
+    let back = write(&dir, "back.spc", "0,0,4096,r,0.3\n0,8,4096,r,0.1\n");
+    let e = fails(&["replay", &back, "pipessd", "--placement", "group:1"]);
+    assert!(e.contains("placement group:1: this device places writes itself"), "{e}");
+    // Not a saved state: it said "cannot start from the saved state: ...".
+    let e = fails(&["run", "hostftl-array", "--precondition", "steady-state"]);
+    assert_eq!(
+        e,
+        "ssdlab: a host-side FTL starts fresh (--precondition none); age it with a simulated workload\n"
+    );
     let table = write(&dir, "results.csv", "run\n");
     let e = fails(&["sweep", "plot", &table, "--x", "a", "--y", "b"]);
     assert!(e.contains(&format!("{}: No such file", dir.path().join("sweep.json").display())), "{e}");
