@@ -16,7 +16,7 @@ use sim::{Deadlock, SimDuration, SimTime};
 use crate::interface::HostInterface;
 use crate::series::Series;
 use crate::session::{Io, Session};
-use crate::workload::{IoOp, JobError, JobSpec, JobStream, instantiate};
+use crate::workload::{IoOp, JobError, JobSpec, JobStream, check_jobs, instantiate};
 
 /// What one direction measured.
 #[derive(Clone, Debug, Default)]
@@ -179,7 +179,7 @@ pub struct Progress {
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
     /// A job is invalid for this device.
-    #[error("{0}")]
+    #[error(transparent)]
     Job(#[from] JobError),
     /// The device stopped making progress (a firmware bug, reported with what waits on what).
     #[error(transparent)]
@@ -196,6 +196,18 @@ pub enum RunError {
     /// A job names a place the device does not have, or a device that places writes itself.
     #[error("{0}")]
     Placement(String),
+}
+
+/// Checks that `jobs` can run on `dev`, as [`run_jobs_with`] does before it starts them, without
+/// running anything: every job fits the device ([`check_jobs`]) and every placement names a
+/// place the device has. Cheap; call it before ageing the device.
+pub fn check(dev: &dyn System, jobs: &[JobSpec]) -> Result<(), RunError> {
+    let front = dev.front();
+    check_jobs(jobs, front.capacity_lbas() * front.lba_bytes() as u64, front.lba_bytes())?;
+    for p in jobs.iter().filter_map(|j| j.placement) {
+        dev.check_placement(p).map_err(RunError::Placement)?;
+    }
+    Ok(())
 }
 
 /// Runs `jobs` on `dev` to completion (every stream exhausted or every runtime over), creating
@@ -218,12 +230,10 @@ pub fn run_jobs_with(
     opts: &RunOptions,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<HostResults, RunError> {
+    check(dev, jobs)?;
     let front = dev.front();
     let capacity = front.capacity_lbas() * front.lba_bytes() as u64;
     let instances = instantiate(jobs, capacity, front.lba_bytes(), seed)?;
-    for p in jobs.iter().filter_map(|j| j.placement) {
-        dev.check_placement(p).map_err(RunError::Placement)?;
-    }
     // Legacy: every worker through one port, one command each.
     let legacy = opts.interface.is_legacy();
     let queues = if legacy { 1 } else { (instances.len() as u32).min(dev.queues()).max(1) };

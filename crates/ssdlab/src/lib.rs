@@ -14,19 +14,21 @@ use firmware::device::Device;
 use firmware::ftl::Precondition;
 use firmware::platform::StoreChoice;
 use firmware::snapshot::{Snapshot, SnapshotError};
+use firmware::system::System;
 use host::replay::ReplaySpec;
 use host::run::{Progress, RequestRecord, RequestSink, RunError, RunOptions};
 use host::workload::JobSpec;
 use report::Report;
 use sim::trace::Trace;
 
+pub mod message;
 pub mod perfetto;
 mod rig;
 pub mod serve;
 pub mod setup;
 pub mod sweep;
 
-pub use rig::{Built, Rig, measure_system, prepare_rig, replay_system};
+pub use rig::{Built, Rig, measure_system, prepare_rig, prepare_rig_checked, replay_system};
 
 /// Where a run starts from.
 pub enum Start {
@@ -51,6 +53,11 @@ pub struct Prepared {
     pub initial_state: String,
 }
 
+/// What [`prepare_checked`] and [`prepare_rig_checked`] call once the system is built and
+/// before they age it: the place to check what will run on it (a workload it cannot run fails
+/// at once, not after minutes of preconditioning) and to say what is about to happen.
+pub type BeforeAgeing<'a> = dyn FnMut(&dyn System) -> Result<(), SimulateError> + 'a;
+
 /// Builds the device and brings it to `start`. `progress(done, total)` reports preconditioning
 /// progress in mapping units.
 pub fn prepare(
@@ -60,15 +67,31 @@ pub fn prepare(
     start: Start,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Prepared, SimulateError> {
+    prepare_checked(cfg, store, seed, start, &mut |_| Ok(()), progress)
+}
+
+/// [`prepare`], calling `before_ageing` with the built device before it is brought to `start`
+/// (and failing with its error, if any).
+pub fn prepare_checked(
+    cfg: &DeviceConfig,
+    store: &StoreChoice,
+    seed: u64,
+    start: Start,
+    before_ageing: &mut BeforeAgeing<'_>,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Prepared, SimulateError> {
     match start {
         Start::Fresh => {
-            Ok(Prepared { device: Device::build(cfg, store, seed)?, initial_state: "fresh".into() })
+            let device = Device::build(cfg, store, seed)?;
+            before_ageing(&device)?;
+            Ok(Prepared { device, initial_state: "fresh".into() })
         }
         Start::Precondition(kind) => {
             let device = Device::build(cfg, store, seed)?;
             if device.ftl.mapped_units() != 0 {
                 return Err(SimulateError::NotFresh);
             }
+            before_ageing(&device)?;
             device.ftl.precondition(kind, progress)?;
             Ok(Prepared { device, initial_state: format!("{} (fast path)", describe(kind)) })
         }
@@ -80,6 +103,7 @@ pub fn prepare(
             }
             let aged = snapshot.info.aged.clone();
             let (device, _) = snapshot.into_device(cfg, seed).map_err(SimulateError::Mount)?;
+            before_ageing(&device)?;
             Ok(Prepared { device, initial_state: format!("snapshot {label} ({aged})") })
         }
     }
@@ -156,6 +180,9 @@ pub enum SimulateError {
     /// The saved state does not fit the device.
     #[error("cannot start from the saved state: {0}")]
     Mount(String),
+    /// The system cannot start that way (a host-side FTL has no fast ageing).
+    #[error("{0}")]
+    Start(String),
     /// Preconditioning needs a fresh device.
     #[error("--precondition needs a fresh device, but the NAND image already holds data")]
     NotFresh,

@@ -4,6 +4,7 @@ mod alloc;
 mod cli;
 mod commands;
 mod device;
+mod output_paths;
 mod progress;
 
 use std::io::Write;
@@ -23,7 +24,7 @@ fn main() {
     let args = cli::Cli::parse();
     if let Err(e) = commands::dispatch(args) {
         // Nothing left to do if even this cannot be written (standard error closed).
-        let _ = writeln!(std::io::stderr(), "ssdlab: {e:#}");
+        let _ = writeln!(std::io::stderr(), "ssdlab: {}", ssdlab::message::one_line(e.as_ref()));
         std::process::exit(1);
     }
 }

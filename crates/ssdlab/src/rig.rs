@@ -12,7 +12,7 @@ use hostftl::HostFtlSystem;
 use report::{Report, RunInfo, assemble};
 use sim::trace::Trace;
 
-use crate::{Prepared, SimulateError, Start, describe, prepare};
+use crate::{BeforeAgeing, Prepared, SimulateError, Start, describe, prepare_checked};
 
 /// A built system.
 pub enum Built {
@@ -52,14 +52,28 @@ pub fn prepare_rig(
     start: Start,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Rig, SimulateError> {
+    prepare_rig_checked(cfg, store, seed, start, &mut |_| Ok(()), progress)
+}
+
+/// [`prepare_rig`], calling `before_ageing` with the built system before it is brought to
+/// `start` (and failing with its error, if any).
+pub fn prepare_rig_checked(
+    cfg: &DeviceConfig,
+    store: &StoreChoice,
+    seed: u64,
+    start: Start,
+    before_ageing: &mut BeforeAgeing<'_>,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Rig, SimulateError> {
     match &cfg.system {
         SystemConfig::Ssd => {
-            let p = prepare(cfg, store, seed, start, progress)?;
+            let p = prepare_checked(cfg, store, seed, start, before_ageing, progress)?;
             let initial_state = p.initial_state.clone();
             Ok(Rig { built: Built::Ssd(Box::new(p)), initial_state })
         }
         SystemConfig::Bridge(_) => {
             let sys = BridgeSystem::build(cfg, store, seed)?;
+            before_ageing(&sys)?;
             let initial_state = match start {
                 Start::Fresh => "fresh".to_string(),
                 Start::Precondition(kind) => {
@@ -86,7 +100,7 @@ pub fn prepare_rig(
             let initial_state = match start {
                 Start::Fresh => "fresh".to_string(),
                 _ => {
-                    return Err(SimulateError::Mount(
+                    return Err(SimulateError::Start(
                         "a host-side FTL starts fresh (--precondition none); age it with a simulated workload".into(),
                     ));
                 }
@@ -95,6 +109,7 @@ pub fn prepare_rig(
                 hostftl::BuildError::Image(e) => SimulateError::Image(e),
                 hostftl::BuildError::Mount(m) => SimulateError::Mount(m),
             })?;
+            before_ageing(&sys)?;
             Ok(Rig { built: Built::HostFtl(Box::new(sys)), initial_state })
         }
     }

@@ -19,6 +19,7 @@
 //! line (or is counted and skipped under `skip_bad_lines`).
 
 mod map;
+mod scan;
 mod stats;
 
 use std::cell::{Cell, RefCell};
@@ -32,6 +33,7 @@ use sim::sync::Notify;
 use sim::{SimDuration, SimTime};
 
 pub use map::{AddressMap, Align, Mapped};
+pub use scan::{TraceScan, scan};
 pub use stats::{ReplayStats, VolumeStats};
 
 use crate::run::{HostResults, Progress, RunError, RunOptions};
@@ -136,6 +138,16 @@ struct Replay {
     host_cores: Vec<sim::CoreId>,
 }
 
+/// Checks that `spec` can be replayed on `dev`, as [`replay`] does before it starts, without
+/// reading the trace: the settings are valid and the placement names a place the device has.
+pub fn check(dev: &dyn System, spec: &ReplaySpec) -> Result<(), RunError> {
+    spec.validate().map_err(RunError::Replay)?;
+    if let Some(p) = spec.placement {
+        dev.check_placement(p).map_err(RunError::Replay)?;
+    }
+    Ok(())
+}
+
 /// Replays `spec` on `dev` and returns what the host measured, with the replay's counts in
 /// [`HostResults::replay`].
 pub fn replay(
@@ -144,10 +156,7 @@ pub fn replay(
     opts: &RunOptions,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<HostResults, RunError> {
-    spec.validate().map_err(RunError::Replay)?;
-    if let Some(p) = spec.placement {
-        dev.check_placement(p).map_err(RunError::Replay)?;
-    }
+    check(dev, spec)?;
     let reader = TraceReader::open(&spec.path, spec.read)?;
     let ctl = dev.front();
     let host = &dev.config().host;

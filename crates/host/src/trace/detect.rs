@@ -11,6 +11,7 @@
 //! 3. a line starting `maj,min cpu sequence seconds pid action` is blkparse output.
 
 use super::blkparse;
+use super::fields;
 use super::format::TraceFormat;
 use super::iolog;
 use super::mqsim::MqsimParser;
@@ -20,6 +21,32 @@ use super::spc::SpcParser;
 
 /// How many non-empty, non-comment lines detection looks at before giving up.
 pub(crate) const DETECT_LINES: usize = 32;
+
+/// The format a line that no parser accepts looks like it is written in, from its shape alone,
+/// so that detection can report that format's own error on it (`LBA '...' is too large`)
+/// instead of only that it recognised nothing:
+///
+/// - comma separated, at least five fields, the second all digits: SPC (`ASU,LBA,...`);
+/// - comma separated, seven fields, the first all digits: MSR (`Timestamp,Hostname,...`);
+/// - five fields separated by white space, at least four of them all digits: MQSim.
+///
+/// A header row (`Timestamp,Hostname,...`) has no all-digit field where these need one, so it
+/// looks like nothing.
+pub(crate) fn candidate(text: &[u8]) -> Option<TraceFormat> {
+    let digits = |f: &[u8]| !f.is_empty() && f.iter().all(u8::is_ascii_digit);
+    if text.contains(&b',') {
+        let fields: Vec<&[u8]> = fields::commas(text).collect();
+        if fields.len() >= 5 && digits(fields[1]) {
+            return Some(TraceFormat::Spc);
+        }
+        if fields.len() == 7 && digits(fields[0]) {
+            return Some(TraceFormat::Msr);
+        }
+        return None;
+    }
+    let words: Vec<&[u8]> = fields::words(text).collect();
+    (words.len() == 5 && words.iter().filter(|w| digits(w)).count() >= 4).then_some(TraceFormat::Mqsim)
+}
 
 /// The format `text` (one non-empty, non-comment line) is unambiguously written in, if any.
 pub(crate) fn line_format(text: &[u8]) -> Option<TraceFormat> {
@@ -67,6 +94,24 @@ mod tests {
         ];
         for (line, want) in cases {
             assert_eq!(line_format(line.as_bytes()), want, "{line}");
+        }
+    }
+
+    #[test]
+    fn a_line_no_parser_accepts_still_looks_like_one_format_or_none() {
+        let cases: [(&str, Option<TraceFormat>); 8] = [
+            ("0,999999999999999999999,4096,r,0.1", Some(TraceFormat::Spc)),
+            ("x,8,4096,r,0.1", Some(TraceFormat::Spc)),
+            ("0,8,4096,read,0.1,extra", Some(TraceFormat::Spc)),
+            ("128166385295514663,hm,0,Write,9056014336,2048,x", Some(TraceFormat::Msr)),
+            ("11413000 0 99999999999999999999999 16 1", Some(TraceFormat::Mqsim)),
+            ("Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime", None),
+            ("hello world", None),
+            ("0,8,4096", None),
+        ];
+        for (line, want) in cases {
+            assert_eq!(line_format(line.as_bytes()), None, "{line}");
+            assert_eq!(candidate(line.as_bytes()), want, "{line}");
         }
     }
 }

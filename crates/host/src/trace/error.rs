@@ -130,6 +130,20 @@ pub enum TraceError {
         /// What is wrong with it.
         error: BadLine,
     },
+    /// No format was forced, none of the first lines is a record of any format, but one has the
+    /// shape of a format (its separators and fields) and does not parse as it: that format's
+    /// error on the first such line, as forcing the format would give it.
+    #[error("{file}:{line}: {error} (the line looks like {format}; --format forces a format)")]
+    LooksLike {
+        /// The file name.
+        file: String,
+        /// The line, from 1.
+        line: u64,
+        /// The format it looks like.
+        format: super::TraceFormat,
+        /// What is wrong with it in that format.
+        error: BadLine,
+    },
     /// No format was forced and none of the first lines looks like any supported format.
     #[error(
         "{file}: cannot detect the trace format (line {line}: '{text}'); \

@@ -6,7 +6,7 @@ use std::iter::FusedIterator;
 use std::path::Path;
 
 use super::decompress::{Compression, decompress};
-use super::detect::{DETECT_LINES, line_format};
+use super::detect::{DETECT_LINES, candidate, line_format};
 use super::error::{BadLine, TraceError, shown};
 use super::format::TraceFormat;
 use super::lines::{Line, LineSource, MAX_LINE_BYTES};
@@ -167,6 +167,8 @@ impl TraceReader {
 fn detect(name: &str, lines: &mut LineSource) -> Result<TraceFormat, TraceError> {
     let mut saved = Vec::new();
     let mut first: Option<(u64, String)> = None;
+    // The first line that looks like a format but does not parse as it, with that error.
+    let mut near: Option<(u64, TraceFormat, BadLine)> = None;
     let mut found = None;
     while saved.len() < DETECT_LINES {
         match lines.advance() {
@@ -180,7 +182,13 @@ fn detect(name: &str, lines: &mut LineSource) -> Result<TraceFormat, TraceError>
             Line::Text(text) if !is_content(text) => continue,
             Line::Text(text) => {
                 first.get_or_insert_with(|| (lines.number(), shown(text.trim_ascii())));
-                line_format(text)
+                let format = line_format(text);
+                if let (None, None, Some(c)) = (format, &near, candidate(text))
+                    && let Err(error) = Parser::new(c, b'Q').parse(lines.number(), text)
+                {
+                    near = Some((lines.number(), c, error));
+                }
+                format
             }
             Line::TooLong => {
                 first.get_or_insert_with(|| {
@@ -196,10 +204,15 @@ fn detect(name: &str, lines: &mut LineSource) -> Result<TraceFormat, TraceError>
         }
     }
     lines.put_back(saved);
-    match (found, first) {
-        (Some(format), _) => Ok(format),
-        (None, Some((line, text))) => Err(TraceError::Undetected { file: name.to_string(), line, text }),
-        (None, None) => Err(TraceError::Empty { file: name.to_string() }),
+    match (found, near, first) {
+        (Some(format), _, _) => Ok(format),
+        (None, Some((line, format, error)), _) => {
+            Err(TraceError::LooksLike { file: name.to_string(), line, format, error })
+        }
+        (None, None, Some((line, text))) => {
+            Err(TraceError::Undetected { file: name.to_string(), line, text })
+        }
+        (None, None, None) => Err(TraceError::Empty { file: name.to_string() }),
     }
 }
 

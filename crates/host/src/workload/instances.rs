@@ -24,7 +24,26 @@ pub fn job_seed(run_seed: u64, job: usize) -> u64 {
     mix64(run_seed ^ mix64(job as u64))
 }
 
-/// Validates every job against the device and expands `numjobs` (at most [`MAX_JOBS`] clones in
+/// Checks every job against the device as [`instantiate`] does, without building their streams
+/// (cheap: a caller can check the jobs before it spends minutes ageing the device): each job
+/// is [valid](JobSpec::validate), and the jobs ask for at most [`MAX_JOBS`] clones in all.
+pub fn check_jobs(jobs: &[JobSpec], device_capacity_bytes: u64, lba_size: u32) -> Result<(), JobError> {
+    let mut clones = 0u64;
+    for spec in jobs {
+        spec.validate(device_capacity_bytes, lba_size)?;
+        clones += spec.numjobs as u64;
+        if clones > MAX_JOBS as u64 {
+            return Err(JobError::Invalid {
+                job: spec.name.clone(),
+                option: "numjobs",
+                message: format!("the jobs ask for more than {MAX_JOBS} clones in all (fio's limit)"),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Validates every job against the device ([`check_jobs`]) and expands `numjobs` (at most [`MAX_JOBS`] clones in
 /// all): job `j`'s clones come out in order `0..numjobs`, jobs in the order given. Clone `c` of job `j` uses
 /// `JobStream::new(spec, c, .., job_seed(run_seed, j))`.
 pub fn instantiate(
@@ -33,16 +52,9 @@ pub fn instantiate(
     lba_size: u32,
     run_seed: u64,
 ) -> Result<Vec<JobInstance>, JobError> {
+    check_jobs(jobs, device_capacity_bytes, lba_size)?;
     let mut out = Vec::new();
     for (job, spec) in jobs.iter().enumerate() {
-        spec.validate(device_capacity_bytes, lba_size)?;
-        if out.len() as u64 + spec.numjobs as u64 > MAX_JOBS as u64 {
-            return Err(JobError::Invalid {
-                job: spec.name.clone(),
-                option: "numjobs",
-                message: format!("the jobs ask for more than {MAX_JOBS} clones in all (fio's limit)"),
-            });
-        }
         for clone in 0..spec.numjobs {
             let seed = job_seed(run_seed, job);
             let stream = JobStream::new(spec, clone, device_capacity_bytes, lba_size, seed)?;

@@ -47,7 +47,7 @@ pub use bssplit::{BsEntry, BsSplit, BsSplitParseError};
 pub use distribution::{Distribution, DistributionParseError, Zone};
 pub use error::JobError;
 pub use extent::{Extent, ExtentParseError};
-pub use instances::{JobInstance, instantiate, job_seed};
+pub use instances::{JobInstance, check_jobs, instantiate, job_seed};
 pub use jobfile::{JobFileError, LineError, parse_job_file};
 pub use options::{IGNORED_OPTIONS, SUPPORTED_OPTIONS};
 pub use request::{IoOp, IoRequest, PerDir};

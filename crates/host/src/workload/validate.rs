@@ -43,6 +43,23 @@ impl JobSpec {
         self.plan(device_capacity_bytes, lba_size, self.numjobs.saturating_sub(1)).map(drop)
     }
 
+    /// Fails if the job's `size` is a byte count larger than a device of `device_capacity_bytes`
+    /// bytes. [`validate`](Self::validate) allows it (the region is cut to the device, as fio's
+    /// defaults and ssdlab's default job rely on); a caller whose user wrote the size calls this
+    /// too, because such a run is the same as one without `size`.
+    pub fn check_size(&self, device_capacity_bytes: u64) -> Result<(), JobError> {
+        match self.size {
+            Some(Extent::Bytes(b)) if b.bytes() > device_capacity_bytes => {
+                let capacity = sim::ByteSize(device_capacity_bytes);
+                let msg = format!(
+                    "{b} is larger than the device's capacity of {capacity:#} ({device_capacity_bytes} bytes)"
+                );
+                Err(self.invalid("size", msg))
+            }
+            _ => Ok(()),
+        }
+    }
+
     fn invalid(&self, option: &'static str, message: String) -> JobError {
         JobError::Invalid { job: self.name.clone(), option, message }
     }

@@ -141,7 +141,8 @@ const JOB_FLAGS: [&str; 17] = [
 pub struct ReplayCmd {
     /// The trace: SPC, MSR Cambridge CSV, MQSim/DiskSim ASCII, blkparse text or fio iolog
     /// (v2/v3); the format is detected (or forced with --format); gzip, bzip2 and zstd are
-    /// read transparently.
+    /// read transparently. It is read through once before the device is built, so that a bad
+    /// line anywhere, or nothing to replay, fails at once.
     pub trace: PathBuf,
     /// A preset name or a TOML file. Default: softssd.
     pub device: Option<String>,
@@ -162,12 +163,12 @@ pub struct ReplayArgs {
     /// commands outstanding and ignore timestamps.
     #[arg(long, value_enum, default_value_t = ReplayModeArg::Timed, requires = "trace")]
     pub mode: ReplayModeArg,
-    /// Timed mode: time compression (2 replays twice as fast, 0.5 at half speed).
-    #[arg(long, default_value_t = 1.0, requires = "trace")]
-    pub speed: f64,
-    /// Closed-loop mode: commands kept outstanding.
-    #[arg(long, default_value_t = 32, requires = "trace")]
-    pub depth: u32,
+    /// Timed mode: time compression (2 replays twice as fast, 0.5 at half speed). Default: 1.
+    #[arg(long, requires = "trace")]
+    pub speed: Option<f64>,
+    /// Closed-loop mode: commands kept outstanding. Default: 32.
+    #[arg(long, requires = "trace")]
+    pub depth: Option<u32>,
     /// Force the trace format: spc, msr, mqsim (or disksim), blkparse, iolog.
     #[arg(long, value_name = "FORMAT", requires = "trace")]
     pub format: Option<host::trace::TraceFormat>,

@@ -105,8 +105,8 @@ fn humantime_secs(s: &str) -> Result<std::time::Duration, String> {
         (s, 1.0)
     };
     let v: f64 = num.trim().parse().map_err(|_| format!("`{s}` is not a duration (e.g. 30s, 500ms, 2m)"))?;
-    if !(v.is_finite() && v >= 0.0) {
-        return Err(format!("`{s}` is not a duration"));
+    if v < 0.0 {
+        return Err(format!("must not be negative (got `{s}`)"));
     }
-    Ok(std::time::Duration::from_secs_f64(v * scale))
+    std::time::Duration::try_from_secs_f64(v * scale).map_err(|_| format!("`{s}` is not a duration"))
 }

@@ -21,29 +21,34 @@ pub fn run(a: AgeArgs) -> Result<()> {
             cfg.system.kind()
         ));
     }
+    crate::output_paths::file("--out", &a.out)?;
     let simulate = any_job_flag(&a.jobs);
     let kind = match (a.precondition, simulate) {
         (Some(k), _) => Some(k),
         (None, false) => Some(Precondition::SteadyState { overwrites: 2.0 }),
         (None, true) => None,
     };
+    let workload =
+        Workload::Jobs { jobs: if simulate { jobs(&a.jobs)? } else { Vec::new() }, default: false };
     let started = Instant::now();
     let start = kind.map_or(Start::Fresh, Start::Precondition);
-    let rig = prepare(&cfg, &StoreChoice::Metadata, a.seed, start)?;
+    let rig = prepare(&cfg, &StoreChoice::Metadata, a.seed, start, &mut |sys| {
+        workload.check(sys)?;
+        if let Some(k) = kind {
+            eprintln!("ageing {}: {} (fast path, untimed)", cfg.name, ssdlab::describe(k));
+        }
+        Ok(())
+    })?;
     let ssdlab::Built::Ssd(prepared) = &rig.built else { unreachable!("checked above") };
     let mut aged: Vec<String> =
         kind.map(|k| format!("{} (fast path)", ssdlab::describe(k))).into_iter().collect();
-    if simulate {
-        let jobs = jobs(&a.jobs)?;
-        let report = measure(
-            &prepared.device,
-            &prepared.initial_state,
-            &Workload::Jobs(jobs.clone()),
-            a.seed,
-            &OutputArgs::default(),
-        )?;
+    if let Workload::Jobs { jobs, .. } = &workload
+        && simulate
+    {
+        let report =
+            measure(&prepared.device, &prepared.initial_state, &workload, a.seed, &OutputArgs::default())?;
         println!("{}", report::summary(&report));
-        aged.push(format!("simulated {} commands ({})", report.total.count, job_summary(&jobs)));
+        aged.push(format!("simulated {} commands ({})", report.total.count, job_summary(jobs)));
     }
     prepared.device.quiesce().map_err(|e| anyhow!("bringing the device to rest: {e}"))?;
     let i = Snapshot::save(&prepared.device, &a.out, &aged.join(", then "), a.seed)?;

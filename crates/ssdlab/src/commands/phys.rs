@@ -36,6 +36,9 @@ pub fn run(a: PhysArgs) -> Result<()> {
 
 /// Loads the device, runs `w` on it and writes the JSON report if asked.
 pub fn execute(device_name: Option<&str>, w: &PhysWorkload, common: &CommonArgs) -> Result<PhysReport> {
+    if let Some(path) = &common.json {
+        crate::output_paths::file("--json", path)?;
+    }
     let cfg = device::load(device_name)?;
     if cfg.system.kind() == "bridge" {
         anyhow::bail!("{} is a bridge over several SSDs: `ssdlab phys` drives one flash array", cfg.name);

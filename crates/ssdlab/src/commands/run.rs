@@ -18,21 +18,45 @@ use ssdlab::setup::{JobOption, Setting, WorkloadSpec, apply_settings};
 use ssdlab::{CsvRequests, Start};
 
 use crate::cli::{Ageing, CommonArgs, DEFAULT_AGEING, JobArgs, OutputArgs, RunArgs, StartArgs};
-use crate::device;
 use crate::progress::Progress;
+use crate::{device, output_paths};
 
 /// What a run drives the device with.
 pub(crate) enum Workload {
     /// fio-like jobs.
-    Jobs(Vec<JobSpec>),
+    Jobs {
+        /// The jobs.
+        jobs: Vec<JobSpec>,
+        /// Whether they are the default job, untouched (whose 8 GiB region is cut to a smaller
+        /// device); else a size larger than the device is an error.
+        default: bool,
+    },
     /// A block trace.
     Trace(Box<ReplaySpec>),
+}
+
+impl Workload {
+    /// Fails if the workload cannot run on `sys` (checked before the device is aged).
+    pub(crate) fn check(&self, sys: &dyn System) -> Result<(), ssdlab::SimulateError> {
+        match self {
+            Workload::Jobs { jobs, default } => {
+                host::run::check(sys, jobs)?;
+                let front = sys.front();
+                let capacity = front.capacity_lbas() * front.lba_bytes() as u64;
+                for job in jobs.iter().filter(|_| !default) {
+                    job.check_size(capacity).map_err(host::run::RunError::Job)?;
+                }
+            }
+            Workload::Trace(spec) => host::replay::check(sys, spec)?,
+        }
+        Ok(())
+    }
 }
 
 pub fn run(a: RunArgs) -> Result<()> {
     let workload = match &a.trace {
         Some(path) => Workload::Trace(Box::new(super::replay::spec(path, &a.replay)?)),
-        None => Workload::Jobs(jobs(&a.jobs)?),
+        None => Workload::Jobs { jobs: jobs(&a.jobs)?, default: !any_job_flag(&a.jobs) },
     };
     execute(a.device.as_deref(), &a.start, a.ftl_bypass, &workload, &a.output, &a.common)
 }
@@ -46,6 +70,9 @@ pub(crate) fn execute(
     output: &OutputArgs,
     common: &CommonArgs,
 ) -> Result<()> {
+    check_output(output, common)?;
+    // What to say before the device is aged (once the workload is known to fit it).
+    let mut note = None;
     let (mut cfg, start) = match &start.state {
         Some(path) => from_snapshot(path, device, start.allow_config_change, &start.set)?,
         None => {
@@ -58,19 +85,19 @@ pub(crate) fn execute(
                 Some(Ageing::None) => Start::Fresh,
                 Some(Ageing::Fast(kind)) => Start::Precondition(kind),
                 None if cfg.system.kind() == "host-ftl" => {
-                    eprintln!(
+                    note = Some(format!(
                         "{} starts fresh (a host-side FTL has no fast ageing; --precondition none)",
                         cfg.name
-                    );
+                    ));
                     Start::Fresh
                 }
                 None => {
-                    eprintln!(
+                    note = Some(format!(
                         "ageing {} to GC steady state first ({}: a random fill, then random overwrites \
                          of twice its capacity, untimed); --precondition none starts from a fresh device",
                         cfg.name,
                         ssdlab::describe(DEFAULT_AGEING)
-                    );
+                    ));
                     Start::Precondition(DEFAULT_AGEING)
                 }
             };
@@ -79,7 +106,17 @@ pub(crate) fn execute(
     };
     cfg.ftl.bypass |= ftl_bypass;
     let store = device::store(common)?;
-    let rig = prepare(&cfg, &store, common.seed, start)?;
+    let warnings = match workload {
+        Workload::Trace(spec) => super::replay::prescan(spec)?,
+        Workload::Jobs { .. } => Vec::new(),
+    };
+    let rig = prepare(&cfg, &store, common.seed, start, &mut |sys| {
+        workload.check(sys)?;
+        for line in warnings.iter().chain(&note) {
+            eprintln!("{line}");
+        }
+        Ok(())
+    })?;
     let report = measure(rig.system(), &rig.initial_state, workload, common.seed, output)?;
     if let Some(path) = &common.json {
         super::write_json(path, &report)?;
@@ -94,6 +131,33 @@ pub(crate) fn execute(
     Ok(())
 }
 
+/// Fails on output options that cannot work, before anything runs: files that could not be
+/// written, a zero interval, an empty trace window.
+fn check_output(out: &OutputArgs, common: &CommonArgs) -> Result<()> {
+    let files = [
+        ("--json", &common.json),
+        ("--per-request", &out.per_request),
+        ("--trace-events", &out.trace_events),
+    ];
+    for (flag, path) in files {
+        if let Some(path) = path {
+            output_paths::file(flag, path)?;
+        }
+    }
+    if let Some(dir) = &out.plot {
+        output_paths::dir("--plot", dir)?;
+    }
+    if out.interval.is_zero() {
+        bail!("--interval must be above zero");
+    }
+    if let Some(until) = out.trace_until
+        && until <= out.trace_from.unwrap_or(SimDuration::ZERO)
+    {
+        bail!("--trace-until must be after --trace-from");
+    }
+    Ok(())
+}
+
 /// Runs the workload with a progress bar and the outputs asked for.
 pub(crate) fn measure(
     sys: &dyn System,
@@ -102,9 +166,6 @@ pub(crate) fn measure(
     seed: u64,
     out: &OutputArgs,
 ) -> Result<report::Report> {
-    if out.interval.is_zero() {
-        bail!("--interval must be above zero");
-    }
     let csv = match &out.per_request {
         Some(path) => Some(Rc::new(RefCell::new(
             CsvRequests::create(path).with_context(|| format!("creating {}", path.display()))?,
@@ -120,11 +181,6 @@ pub(crate) fn measure(
             ..TraceWindow::default()
         }
     });
-    if let (Some(w), Some(_)) = (trace, out.trace_until)
-        && w.until <= w.from
-    {
-        bail!("--trace-until must be after --trace-from");
-    }
     let opts = RunOptions {
         interval: out.interval,
         per_request: csv.clone().map(|c| c as Rc<RefCell<dyn RequestSink>>),
@@ -139,7 +195,9 @@ pub(crate) fn measure(
         }
     };
     let (report, events) = match workload {
-        Workload::Jobs(jobs) => ssdlab::measure_system(sys, initial_state, jobs, seed, &opts, &mut progress)?,
+        Workload::Jobs { jobs, .. } => {
+            ssdlab::measure_system(sys, initial_state, jobs, seed, &opts, &mut progress)?
+        }
         Workload::Trace(spec) => ssdlab::replay_system(sys, initial_state, spec, seed, &opts, &mut progress)?,
     };
     bar.finish();
@@ -173,15 +231,19 @@ fn write_trace(events: &Trace, cfg: &DeviceConfig, path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Builds the system in its starting state, with a progress bar while it ages.
+/// Builds the system in its starting state, with a progress bar while it ages; `before_ageing`
+/// checks the built system first (see [`ssdlab::BeforeAgeing`]).
 pub(crate) fn prepare(
     cfg: &DeviceConfig,
     store: &StoreChoice,
     seed: u64,
     start: Start,
+    before_ageing: &mut ssdlab::BeforeAgeing<'_>,
 ) -> Result<ssdlab::Rig> {
     let mut bar = Progress::new("units aged");
-    let rig = ssdlab::prepare_rig(cfg, store, seed, start, &mut |done, total| bar.update(done, total))?;
+    let rig = ssdlab::prepare_rig_checked(cfg, store, seed, start, before_ageing, &mut |done, total| {
+        bar.update(done, total)
+    })?;
     bar.finish();
     Ok(rig)
 }

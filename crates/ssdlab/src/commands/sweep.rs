@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use ssdlab::sweep::{
     BackendChoice, Budget, Plan, Store, Summary, SweepFile, SweepOptions, TableFormat, WorkerCommand,
     describe, execute, parse_wall,
@@ -31,7 +31,9 @@ fn plan(path: &Path, out: Option<&Path>) -> Result<Plan> {
 
 fn sweep(a: SweepArgs) -> Result<()> {
     let path = a.file.expect("clap requires the sweep file");
-    let plan = plan(&path, a.out.as_deref())?;
+    if a.workers == Some(0) {
+        bail!("-j/--workers must be at least 1 (got 0)");
+    }
     let budget = Budget {
         time: a
             .time_budget
@@ -42,6 +44,7 @@ fn sweep(a: SweepArgs) -> Result<()> {
             .context("--time-budget")?,
         memory: a.memory_budget.map(|m| m.bytes()),
     };
+    let plan = plan(&path, a.out.as_deref())?;
     if a.dry_run {
         print!("{}", listing(&path, &plan, a.commands));
         return Ok(());

@@ -84,7 +84,7 @@ pub(super) fn device_thread(
     let (dev, opened, host) = match open_device(&cfg, &o) {
         Ok(d) => d,
         Err(e) => {
-            let msg = format!("{e:#}");
+            let msg = crate::message::one_line(e.as_ref());
             let _ = ready.send(Err(e));
             return Err(anyhow!(msg));
         }

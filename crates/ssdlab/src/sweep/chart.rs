@@ -31,19 +31,8 @@ pub enum ChartError {
     #[error(transparent)]
     Table(#[from] super::store::StoreError),
     /// The figure could not be written.
-    #[error("{}", chain(.0))]
+    #[error("{}", crate::message::one_line(.0))]
     Draw(#[from] plot::PlotError),
-}
-
-/// An error and its causes on one line.
-fn chain(e: &dyn std::error::Error) -> String {
-    let mut out = e.to_string();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        out.push_str(&format!(": {c}"));
-        cause = c.source();
-    }
-    out
 }
 
 macro_rules! bail {

@@ -137,6 +137,9 @@ impl Plan {
     /// `default_out` is the results directory when the file names none.
     pub fn new(file: &SweepFile, dir: &Path, default_out: &Path) -> Result<Plan, PlanError> {
         let budget = budget(file)?;
+        if file.workers == Some(0) {
+            return Err(PlanError::Sweep("workers: must be at least 1 (got 0)".into()));
+        }
         let base = Recipe::from_base(&file.base, dir).map_err(PlanError::Base)?;
         let mut devices = Devices::default();
         let base_cfg = devices.get(&base.device).map_err(|e| PlanError::Base(e.to_string()))?;
@@ -299,20 +302,42 @@ fn budget(file: &SweepFile) -> Result<Budget, PlanError> {
     Ok(Budget { time, memory })
 }
 
-/// A wall-clock duration: a number and `ms`, `s`, `m` or `h` (`90s`, `10m`, `1.5h`).
+/// A wall-clock duration: a number above zero and `ms`, `s`, `m` or `h` (`90s`, `10m`,
+/// `1.5h`).
 pub fn parse_wall(text: &str) -> Result<Duration, String> {
     let t = text.trim();
     let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
     let (n, unit) = t.split_at(split);
+    let not_one = || format!("`{text}` is not a duration such as 500ms, 90s, 10m or 1h");
     let scale = match unit.trim() {
         "ms" => 1e-3,
         "s" => 1.0,
         "m" | "min" => 60.0,
         "h" => 3600.0,
-        _ => return Err(format!("`{text}` is not a duration such as 500ms, 90s, 10m or 1h")),
+        _ => return Err(not_one()),
     };
     match n.parse::<f64>() {
-        Ok(v) if v > 0.0 && (v * scale).is_finite() => Ok(Duration::from_secs_f64(v * scale)),
-        _ => Err(format!("`{text}` is not a duration such as 500ms, 90s, 10m or 1h")),
+        Ok(0.0) => Err(format!("must be positive (got `{text}`)")),
+        Ok(v) => Duration::try_from_secs_f64(v * scale).map_err(|_| format!("`{text}` is too long")),
+        Err(_) => Err(not_one()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wall_durations_say_what_is_wrong() {
+        assert_eq!(parse_wall("1.5m"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_wall("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_wall("0s").unwrap_err(), "must be positive (got `0s`)");
+        assert_eq!(parse_wall("0.0h").unwrap_err(), "must be positive (got `0.0h`)");
+        assert_eq!(parse_wall("soon").unwrap_err(), "`soon` is not a duration such as 500ms, 90s, 10m or 1h");
+        assert_eq!(parse_wall("-5s").unwrap_err(), "`-5s` is not a duration such as 500ms, 90s, 10m or 1h");
+        assert_eq!(
+            parse_wall(&format!("1{}h", "0".repeat(30))).unwrap_err(),
+            format!("`1{}h` is too long", "0".repeat(30))
+        );
     }
 }

@@ -120,10 +120,17 @@ impl Store {
 
 /// Reads `sweep.json` from a results directory, or from beside a table file.
 pub fn read_table(results: &Path) -> Result<Table, StoreError> {
-    let path = if results.is_dir() {
-        results.join("sweep.json")
-    } else {
-        results.parent().unwrap_or(Path::new(".")).join("sweep.json")
+    if !results.exists() {
+        let source = io::Error::new(
+            io::ErrorKind::NotFound,
+            "not found (expected a sweep's results directory or table)",
+        );
+        return Err(StoreError { path: results.to_path_buf(), source });
+    }
+    let path = match results.parent() {
+        _ if results.is_dir() => results.join("sweep.json"),
+        Some(dir) if !dir.as_os_str().is_empty() => dir.join("sweep.json"),
+        _ => Path::new(".").join("sweep.json"),
     };
     let text = std::fs::read_to_string(&path).map_err(at(&path))?;
     let table: Table = serde_json::from_str(&text).map_err(|e| StoreError {

@@ -77,6 +77,22 @@ fn undetectable_and_empty_traces_are_errors() {
         open("").to_string(),
         "t: empty trace (no lines to detect the format from); force a format to read it"
     );
+    // A line with the shape of one format: that format's error, as forcing it gives.
+    let huge = "0,999999999999999999999,4096,r,0.1\n";
+    assert_eq!(
+        open(huge).to_string(),
+        "t:1: LBA '999999999999999999999' is too large (does not fit in u64 bytes) (the line looks like spc; \
+         --format forces a format)"
+    );
+    assert_eq!(
+        error(TraceFormat::Spc, huge),
+        "t:1: LBA '999999999999999999999' is too large (does not fit in u64 bytes)"
+    );
+    assert_eq!(
+        open("# mqsim\n10 0 8 8 2\n10 0 8 8 3\n").to_string(),
+        "t:2: bad type '2' (the line looks like mqsim; --format forces a format)",
+        "the first such line"
+    );
     // A forced format reads an empty trace as no records.
     assert_eq!(reader(Some(TraceFormat::Spc), "").count(), 0);
 }
