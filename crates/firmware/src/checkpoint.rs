@@ -17,6 +17,8 @@
 //! so a checkpoint is used at most once and never after a program it does not describe (its
 //! sequence number must equal the array's): a crash after start-up always recovers from OOB.
 
+use std::io;
+
 use nand::store::ImageStore;
 use nand::{FlashArray, Geometry, UnitAddr, UnitState};
 
@@ -30,25 +32,49 @@ pub fn aux_bytes(geo: &Geometry) -> u64 {
     HEADER + 8 + 9 * geo.total_blocks() as u64 + geo.total_units().div_ceil(8) as u64
 }
 
-fn image(array: &FlashArray) -> Result<&ImageStore, String> {
-    array
-        .store()
-        .as_any()
-        .downcast_ref::<ImageStore>()
-        .ok_or_else(|| "the device has no NAND image".to_string())
+/// Why a checkpoint could not be saved or read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CheckpointError {
+    /// The device keeps no NAND image to checkpoint into.
+    #[error("the device has no NAND image")]
+    NoImage,
+    /// The image's auxiliary region is too small (an image made by an older ssdlab).
+    #[error(
+        "the image has {has} bytes for checkpoints and needs {needs} (it was made by an older ssdlab); the next start recovers from the OOB"
+    )]
+    TooSmall {
+        /// Bytes the image has.
+        has: u64,
+        /// Bytes a checkpoint needs.
+        needs: u64,
+    },
+    /// The image could not be read or written.
+    #[error("{doing} the checkpoint: {source}")]
+    Io {
+        /// What was being done: `writing`, `reading`, `erasing`.
+        doing: &'static str,
+        /// What the OS said.
+        source: io::Error,
+    },
+}
+
+fn image(array: &FlashArray) -> Result<&ImageStore, CheckpointError> {
+    array.store().as_any().downcast_ref::<ImageStore>().ok_or(CheckpointError::NoImage)
+}
+
+/// An I/O error while `doing` something with the checkpoint.
+fn io_error(doing: &'static str) -> impl Fn(io::Error) -> CheckpointError + Copy {
+    move |source| CheckpointError::Io { doing, source }
 }
 
 /// Saves the checkpoint of a device at rest (`hints` from [`Ftl::block_hints`](crate::ftl::Ftl::block_hints))
 /// and syncs the image.
-pub fn save(array: &mut FlashArray, hints: &[BlockHint]) -> Result<(), String> {
+pub fn save(array: &mut FlashArray, hints: &[BlockHint]) -> Result<(), CheckpointError> {
     let geo = array.geometry().clone();
     let store = image(array)?;
     if store.aux_len() < aux_bytes(&geo) {
-        return Err(format!(
-            "the image has {} bytes for checkpoints and needs {} (it was made by an older ssdlab); the next start recovers from the OOB",
-            store.aux_len(),
-            aux_bytes(&geo)
-        ));
+        return Err(CheckpointError::TooSmall { has: store.aux_len(), needs: aux_bytes(&geo) });
     }
     let mut payload = Vec::with_capacity((aux_bytes(&geo) - HEADER) as usize);
     payload.extend_from_slice(&array.next_seq().to_le_bytes());
@@ -67,7 +93,7 @@ pub fn save(array: &mut FlashArray, hints: &[BlockHint]) -> Result<(), String> {
     header[..8].copy_from_slice(MAGIC);
     header[8..16].copy_from_slice(&(payload.len() as u64).to_le_bytes());
     header[16..20].copy_from_slice(&crc32fast::hash(&payload).to_le_bytes());
-    let io = |e: std::io::Error| format!("writing the checkpoint: {e}");
+    let io = io_error("writing");
     store.write_aux(HEADER, &payload).map_err(io)?;
     array.sync().map_err(io)?;
     image(array)?.write_aux(0, &header).map_err(io)?;
@@ -88,13 +114,13 @@ pub enum Found {
 
 /// Reads and erases the checkpoint of a reopened image, and applies it to `array` if it
 /// describes it.
-pub fn take(array: &mut FlashArray) -> Result<Found, String> {
+pub fn take(array: &mut FlashArray) -> Result<Found, CheckpointError> {
     let geo = array.geometry().clone();
     let store = image(array)?;
     if store.aux_len() < aux_bytes(&geo) {
         return Ok(Found::None);
     }
-    let io = |e: std::io::Error| format!("reading the checkpoint: {e}");
+    let io = io_error("reading");
     let mut header = [0u8; HEADER as usize];
     store.read_aux(0, &mut header).map_err(io)?;
     if &header[..8] != MAGIC {
@@ -113,10 +139,8 @@ pub fn take(array: &mut FlashArray) -> Result<Found, String> {
             apply(array, &geo, &payload)
         }
     };
-    image(array)?
-        .write_aux(0, &[0u8; HEADER as usize])
-        .map_err(|e| format!("erasing the checkpoint: {e}"))?;
-    array.sync().map_err(|e| format!("erasing the checkpoint: {e}"))?;
+    image(array)?.write_aux(0, &[0u8; HEADER as usize]).map_err(io_error("erasing"))?;
+    array.sync().map_err(io_error("erasing"))?;
     Ok(found)
 }
 

@@ -1,18 +1,20 @@
 //! A whole simulated SSD: the platform (simulation, cores, FIL over the array), the FTL and the
 //! host interface, laid out by the configured architecture.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use nand::FlashArray;
 use nand::store::{ImageError, ImageStore};
+use sim::SimDuration;
+use sim::config::ConfigError;
 
 use crate::arch::Architecture;
-use crate::checkpoint;
+use crate::checkpoint::{self, CheckpointError};
 use crate::config::DeviceConfig;
 use crate::ecc::Ecc;
-use crate::ftl::{Ftl, Mount, MountReport, Policies};
+use crate::ftl::{Ftl, Mount, MountError, MountReport, Policies, PreconditionError};
 use crate::hil::Controller;
 use crate::platform::{Platform, StoreChoice};
 
@@ -31,7 +33,7 @@ pub struct Device {
 impl Device {
     /// Builds the device `cfg` (validated) describes. An existing NAND image is mounted as
     /// after a crash: the mapping is rebuilt from the pages' OOB.
-    pub fn build(cfg: &DeviceConfig, store: &StoreChoice, seed: u64) -> Result<Device, ImageError> {
+    pub fn build(cfg: &DeviceConfig, store: &StoreChoice, seed: u64) -> Result<Device, DeviceError> {
         Device::build_in(&Rc::new(sim::Sim::new(seed)), cfg, store)
     }
 
@@ -41,7 +43,7 @@ impl Device {
         sim: &Rc<sim::Sim>,
         cfg: &DeviceConfig,
         store: &StoreChoice,
-    ) -> Result<Device, ImageError> {
+    ) -> Result<Device, DeviceError> {
         Device::build_with(sim, cfg, store, cfg.architecture.get(), Policies::of(&cfg.ftl, &cfg.geometry))
     }
 
@@ -57,14 +59,14 @@ impl Device {
         store: &StoreChoice,
         arch: &dyn Architecture,
         policies: Policies,
-    ) -> Result<Device, ImageError> {
+    ) -> Result<Device, DeviceError> {
         let p = Platform::build_in(sim, cfg, store, arch.fil_core())?;
         let mount = match store {
             StoreChoice::Image { create: false, .. } => Some(Mount::Recover),
             _ => None,
         };
-        let (dev, _) = Device::on(p, arch, policies, mount).map_err(|why| match store {
-            StoreChoice::Image { path, .. } => ImageError::Invalid { path: path.clone(), why },
+        let (dev, _) = Device::on(p, arch, policies, mount).map_err(|e| match store {
+            StoreChoice::Image { path, .. } => DeviceError::unusable(path, e),
             _ => unreachable!("a fresh FTL always builds"),
         })?;
         Ok(dev)
@@ -78,7 +80,7 @@ impl Device {
         array: FlashArray,
         seed: u64,
         how: Mount<'_>,
-    ) -> Result<(Device, MountReport), String> {
+    ) -> Result<(Device, MountReport), MountError> {
         Device::mount_in(&Rc::new(sim::Sim::new(seed)), cfg, array, how)
     }
 
@@ -88,7 +90,7 @@ impl Device {
         cfg: &DeviceConfig,
         array: FlashArray,
         how: Mount<'_>,
-    ) -> Result<(Device, MountReport), String> {
+    ) -> Result<(Device, MountReport), MountError> {
         let p = Platform::over_in(sim, cfg, array, cfg.architecture.fil_core());
         let (dev, report) =
             Device::on(p, cfg.architecture.get(), Policies::of(&cfg.ftl, &cfg.geometry), Some(how))?;
@@ -99,7 +101,7 @@ impl Device {
     /// image mounts clean from its shutdown checkpoint if it has one that describes it, and
     /// otherwise recovers from the OOB as after a crash; the report says which and how long it
     /// took (wall clock).
-    pub fn open_image(cfg: &DeviceConfig, path: &Path, seed: u64) -> Result<(Device, Opened), ImageError> {
+    pub fn open_image(cfg: &DeviceConfig, path: &Path, seed: u64) -> Result<(Device, Opened), DeviceError> {
         Device::open_image_in(&Rc::new(sim::Sim::new(seed)), cfg, path)
     }
 
@@ -108,7 +110,7 @@ impl Device {
         sim: &Rc<sim::Sim>,
         cfg: &DeviceConfig,
         path: &Path,
-    ) -> Result<(Device, Opened), ImageError> {
+    ) -> Result<(Device, Opened), DeviceError> {
         let started = Instant::now();
         if !path.exists() {
             let dev =
@@ -118,9 +120,8 @@ impl Device {
                 Opened { how: OpenedAs::Created, mount: MountReport::default(), wall: started.elapsed() },
             ));
         }
-        let invalid = |why: String| ImageError::Invalid { path: path.to_path_buf(), why };
         let mut array = ImageStore::open(path, &cfg.geometry)?.into_array(cfg.geometry.clone());
-        let found = checkpoint::take(&mut array).map_err(invalid)?;
+        let found = checkpoint::take(&mut array).map_err(|e| DeviceError::unusable(path, e))?;
         let (how, hints) = match found {
             checkpoint::Found::Clean(hints) => (OpenedAs::Clean, Some(hints)),
             checkpoint::Found::None => (OpenedAs::Recovered { why: "no shutdown checkpoint".into() }, None),
@@ -130,16 +131,17 @@ impl Device {
             Some(h) => Mount::Clean(h),
             None => Mount::Recover,
         };
-        let (dev, report) = Device::mount_in(sim, cfg, array, mount).map_err(invalid)?;
+        let (dev, report) =
+            Device::mount_in(sim, cfg, array, mount).map_err(|e| DeviceError::unusable(path, e))?;
         Ok((dev, Opened { how, mount: report, wall: started.elapsed() }))
     }
 
     /// Shuts the device down cleanly: brings it to rest and checkpoints its state into the
     /// NAND image, so that the next [`open_image`](Self::open_image) mounts it exactly.
-    pub fn checkpoint(&self) -> Result<(), String> {
+    pub fn checkpoint(&self) -> Result<(), DeviceError> {
         self.quiesce()?;
         let hints = self.ftl.block_hints();
-        checkpoint::save(&mut self.platform.fil.array().borrow_mut(), &hints)
+        Ok(checkpoint::save(&mut self.platform.fil.array().borrow_mut(), &hints)?)
     }
 
     /// Lets the background work in flight (write-backs, GC, translation-page rewrites) finish,
@@ -147,12 +149,12 @@ impl Device {
     /// host's last completion and leaves that work suspended where it is; checking invariants
     /// or comparing states wants it done. In DFTL GC steady state the work need not end by
     /// itself, hence the limit.
-    pub fn settle(&self, limit: sim::SimDuration) -> Result<(), String> {
+    pub fn settle(&self, limit: sim::SimDuration) -> Result<(), DeviceError> {
         let sim = &self.platform.sim;
         match sim.run_until(sim.now() + limit) {
-            Ok(sim::Stop::TimeLimit) => Err(format!("background work still running after {limit:?}")),
+            Ok(sim::Stop::TimeLimit) => Err(DeviceError::StillBusy(limit)),
             Ok(_) => Ok(()),
-            Err(d) => Err(format!("the device did not come to rest: {d}")),
+            Err(d) => Err(DeviceError::NotAtRest(d)),
         }
     }
 
@@ -160,14 +162,14 @@ impl Device {
     /// unit to flash (simulated, as a Flush would), lets background work finish (GC to its
     /// threshold; translation pages GC left behind are not rewritten in simulated time), then
     /// writes the mapping out (untimed). Host queues stay as they are.
-    pub fn quiesce(&self) -> Result<(), String> {
+    pub fn quiesce(&self) -> Result<(), DeviceError> {
         let ftl = self.ftl.clone();
         self.ftl.set_quiescing(true);
         self.platform.sim.cx().spawn(self.ftl.core(), "quiesce: flush", async move { ftl.flush().await });
-        let rest = self.platform.sim.run().map_err(|d| format!("the device did not come to rest: {d}"));
+        let rest = self.platform.sim.run().map_err(DeviceError::NotAtRest);
         self.ftl.set_quiescing(false);
         rest?;
-        self.ftl.write_translation_pages_now().map_err(|e| format!("writing the mapping out: {e}"))?;
+        self.ftl.write_translation_pages_now().map_err(DeviceError::MappingOut)?;
         Ok(())
     }
 
@@ -184,7 +186,7 @@ impl Device {
         arch: &dyn Architecture,
         policies: Policies,
         mount: Option<Mount<'_>>,
-    ) -> Result<(Device, Option<MountReport>), String> {
+    ) -> Result<(Device, Option<MountReport>), MountError> {
         let cfg = &p.config;
         let cx = p.sim.cx();
         let ecc = Ecc::start(&cx, p.cores[arch.ecc_core()], &cfg.ecc, cfg.geometry.page_bytes());
@@ -203,6 +205,61 @@ impl Device {
             Controller::start(&cx, arch.layout(&p.cores), &cfg.host, ftl.clone(), flow, cfg.ftl.bypass);
         let architecture = arch.name(cfg.controller.cores.len());
         Ok((Device { platform: p, ftl, controller, architecture }, mount))
+    }
+}
+
+/// Why a device could not be built, opened, brought to rest or checkpointed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DeviceError {
+    /// The NAND image could not be created or opened.
+    #[error(transparent)]
+    Image(#[from] ImageError),
+    /// The image's data or checkpoint does not fit the configuration.
+    #[error("{path}: not a usable ssdlab NAND image: {source}")]
+    Unusable {
+        /// The image.
+        path: PathBuf,
+        /// What does not fit.
+        source: Unusable,
+    },
+    /// A checkpoint could not be saved.
+    #[error(transparent)]
+    Checkpoint(#[from] CheckpointError),
+    /// A caller's architecture does not fit the controller.
+    #[error("{name} does not fit the controller: {source}")]
+    Architecture {
+        /// The architecture's name.
+        name: String,
+        /// The first bad field.
+        source: ConfigError,
+    },
+    /// Every task waits and nothing can wake one: the firmware is stuck.
+    #[error("the device did not come to rest: {0}")]
+    NotAtRest(#[source] sim::Deadlock),
+    /// Background work was still running when the time allowed ran out.
+    #[error("background work still running after {0}")]
+    StillBusy(SimDuration),
+    /// The mapping could not be written out at rest.
+    #[error("writing the mapping out: {0}")]
+    MappingOut(#[source] PreconditionError),
+}
+
+/// Why an image's data cannot be used.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Unusable {
+    /// It does not mount under the configuration.
+    #[error(transparent)]
+    Mount(#[from] MountError),
+    /// Its checkpoint could not be read.
+    #[error(transparent)]
+    Checkpoint(#[from] CheckpointError),
+}
+
+impl DeviceError {
+    fn unusable(path: &Path, e: impl Into<Unusable>) -> DeviceError {
+        DeviceError::Unusable { path: path.to_path_buf(), source: e.into() }
     }
 }
 
@@ -269,14 +326,12 @@ impl<'a> Builder<'a> {
     }
 
     /// Builds the device. A caller's architecture is validated first; the error names it.
-    pub fn build(self) -> Result<Device, ImageError> {
+    pub fn build(self) -> Result<Device, DeviceError> {
         let cfg = self.cfg;
         let arch = self.arch.unwrap_or_else(|| cfg.architecture.get());
         let cores = cfg.controller.cores.len();
-        arch.validate(cores).map_err(|e| ImageError::Invalid {
-            path: "architecture".into(),
-            why: format!("{} does not fit the controller: {e}", arch.name(cores)),
-        })?;
+        arch.validate(cores)
+            .map_err(|source| DeviceError::Architecture { name: arch.name(cores), source })?;
         let policies = self.policies.unwrap_or_else(|| Policies::of(&cfg.ftl, &cfg.geometry));
         Device::build_with(&Rc::new(sim::Sim::new(self.seed)), cfg, &self.store, arch, policies)
     }

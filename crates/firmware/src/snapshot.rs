@@ -21,7 +21,7 @@ use serde_json::Value;
 
 use crate::config::DeviceConfig;
 use crate::device::Device;
-use crate::ftl::{BlockHint, Mount, MountReport, Stream};
+use crate::ftl::{BlockHint, Mount, MountError, MountReport, Stream};
 
 const MAGIC: &[u8; 8] = b"SSDLSNAP";
 const VERSION: u32 = 1;
@@ -233,10 +233,11 @@ impl Snapshot {
 
     /// Starts a device from this snapshot under `cfg` (checked against the snapshot's own with
     /// [`check_config`] first) and `seed`.
-    pub fn into_device(self, cfg: &DeviceConfig, seed: u64) -> Result<(Device, MountReport), String> {
+    pub fn into_device(self, cfg: &DeviceConfig, seed: u64) -> Result<(Device, MountReport), MountError> {
         let geo = cfg.geometry.clone();
-        let store = MetaStore::from_tags(&geo, self.tags)?;
-        let array = FlashArray::from_raw(geo, Box::new(store), self.blocks, self.units, self.next_seq)?;
+        let store = MetaStore::from_tags(&geo, self.tags).map_err(MountError::ArrayState)?;
+        let array = FlashArray::from_raw(geo, Box::new(store), self.blocks, self.units, self.next_seq)
+            .map_err(MountError::ArrayState)?;
         Device::mount(cfg, array, seed, Mount::Clean(&self.hints))
     }
 }

@@ -97,12 +97,12 @@ pub fn prepare_checked(
         }
         Start::Snapshot { snapshot, label } => {
             if *store != StoreChoice::Metadata {
-                return Err(SimulateError::Mount(
+                return Err(SimulateError::Saved(
                     "snapshots hold metadata only: run them with --store metadata".into(),
                 ));
             }
             let aged = snapshot.info.aged.clone();
-            let (device, _) = snapshot.into_device(cfg, seed).map_err(SimulateError::Mount)?;
+            let (device, _) = snapshot.into_device(cfg, seed)?;
             before_ageing(&device)?;
             Ok(Prepared { device, initial_state: format!("snapshot {label} ({aged})") })
         }
@@ -168,6 +168,9 @@ pub fn describe(kind: Precondition) -> String {
 /// Why a simulation could not run.
 #[derive(Debug, thiserror::Error)]
 pub enum SimulateError {
+    /// The device could not be built from its NAND image.
+    #[error(transparent)]
+    Device(#[from] firmware::device::DeviceError),
     /// The NAND image could not be created or opened.
     #[error(transparent)]
     Image(#[from] nand::store::ImageError),
@@ -179,7 +182,10 @@ pub enum SimulateError {
     Snapshot(#[from] SnapshotError),
     /// The saved state does not fit the device.
     #[error("cannot start from the saved state: {0}")]
-    Mount(String),
+    Mount(#[from] firmware::ftl::MountError),
+    /// The saved state cannot be used this way, or a host-side FTL's image does not mount.
+    #[error("cannot start from the saved state: {0}")]
+    Saved(String),
     /// The system cannot start that way (a host-side FTL has no fast ageing).
     #[error("{0}")]
     Start(String),

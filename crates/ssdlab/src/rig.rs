@@ -89,7 +89,7 @@ pub fn prepare_rig_checked(
                     format!("{} of every drive (fast path)", describe(kind))
                 }
                 Start::Snapshot { .. } => {
-                    return Err(SimulateError::Mount(
+                    return Err(SimulateError::Saved(
                         "snapshots hold one SSD; a bridge starts fresh or preconditioned".into(),
                     ));
                 }
@@ -107,7 +107,7 @@ pub fn prepare_rig_checked(
             };
             let sys = HostFtlSystem::build(cfg, store, seed).map_err(|e| match e {
                 hostftl::BuildError::Image(e) => SimulateError::Image(e),
-                hostftl::BuildError::Mount(m) => SimulateError::Mount(m),
+                hostftl::BuildError::Mount(m) => SimulateError::Saved(m),
             })?;
             before_ageing(&sys)?;
             Ok(Rig { built: Built::HostFtl(Box::new(sys)), initial_state })

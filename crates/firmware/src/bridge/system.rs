@@ -4,13 +4,12 @@
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use nand::store::ImageError;
 use sim::{CoreId, Sim, SimTime};
 
 use crate::bridge::config::BridgeConfig;
 use crate::bridge::front::{Bridge, DRIVE_QUEUE};
 use crate::config::DeviceConfig;
-use crate::device::{Device, Opened};
+use crate::device::{Device, DeviceError, Opened};
 use crate::hil::SmartLog;
 use crate::platform::StoreChoice;
 use crate::power::{Energy, LinkPower, PowerConfig};
@@ -57,7 +56,7 @@ pub fn drive_image(path: &Path, k: u32) -> PathBuf {
 impl BridgeSystem {
     /// Builds the system `cfg` (validated, `[system] kind = "bridge"`) describes. With a NAND
     /// image, drive `k` keeps its flash in `PATH.k`.
-    pub fn build(cfg: &DeviceConfig, store: &StoreChoice, seed: u64) -> Result<BridgeSystem, ImageError> {
+    pub fn build(cfg: &DeviceConfig, store: &StoreChoice, seed: u64) -> Result<BridgeSystem, DeviceError> {
         let sim = Rc::new(Sim::new(seed));
         let b = bridge_config(cfg);
         let drives = (0..b.drives)
@@ -80,7 +79,7 @@ impl BridgeSystem {
         cfg: &DeviceConfig,
         path: &Path,
         seed: u64,
-    ) -> Result<(BridgeSystem, Vec<Opened>), ImageError> {
+    ) -> Result<(BridgeSystem, Vec<Opened>), DeviceError> {
         let sim = Rc::new(Sim::new(seed));
         let mut drives = Vec::new();
         let mut opened = Vec::new();
@@ -219,7 +218,7 @@ impl System for BridgeSystem {
     }
 
     fn checkpoint(&self) -> Result<(), String> {
-        self.drives.iter().try_for_each(Device::checkpoint)
+        self.drives.iter().try_for_each(Device::checkpoint).map_err(|e| e.to_string())
     }
 
     fn check_invariants(&self) -> Result<(), String> {

@@ -34,7 +34,7 @@ pub use data::{UnitData, fingerprint};
 pub use flash::MediaError;
 pub use gc::victim;
 pub use io::{UnitResults, UnitWrite};
-pub use mount::{BlockHint, Mount, MountReport};
+pub use mount::{BlockHint, Mount, MountError, MountReport};
 pub use policies::Policies;
 pub use precondition::{Precondition, PreconditionError};
 pub use state::Ftl;

@@ -22,6 +22,7 @@ use crate::flow::Flow;
 use crate::ftl::blocks::{BlockManager, BlockUse, Stream};
 use crate::ftl::config::{FtlConfig, TRANSLATION_LPN_BASE};
 use crate::ftl::policies::Policies;
+use crate::ftl::precondition::PreconditionError;
 use crate::ftl::state::Ftl;
 
 /// What the FTL knows about a block beyond the array state: saved by snapshots and
@@ -69,14 +70,14 @@ impl Ftl {
         flow: Rc<Flow>,
         policies: Policies,
         how: Mount<'_>,
-    ) -> Result<(Ftl, MountReport), String> {
+    ) -> Result<(Ftl, MountReport), MountError> {
         let geo = fil.geometry().clone();
         let rng = cx.fork_rng();
         let inferred;
         let hints = match how {
             Mount::Clean(h) if h.len() == geo.total_blocks() as usize => h,
             Mount::Clean(h) => {
-                return Err(format!("{} block hints for {} blocks", h.len(), geo.total_blocks()));
+                return Err(MountError::Hints { hints: h.len(), blocks: geo.total_blocks() });
             }
             Mount::Recover => {
                 inferred = infer_hints(&fil);
@@ -134,20 +135,15 @@ impl Ftl {
                 if lpn.0 >= TRANSLATION_LPN_BASE {
                     let t = lpn.0 - TRANSLATION_LPN_BASE;
                     let Some(d) = dftl.as_mut().filter(|d| t < d.tpages()) else {
-                        return Err(format!(
-                            "unit {u} holds translation page {t}, which this mapping configuration does not have"
-                        ));
+                        return Err(MountError::NoSuchTranslationPage { unit: u, tpage: t });
                     };
                     if let Some(other) = d.relocate(t, unit) {
-                        return Err(format!("translation page {t} is valid in units {} and {u}", other.0));
+                        return Err(MountError::TranslationPageTwice { tpage: t, units: [other.0, u] });
                     }
                 } else if lpn.0 >= i.logical {
-                    return Err(format!(
-                        "unit {u} holds LPN {}, beyond this configuration's {} logical units",
-                        lpn.0, i.logical
-                    ));
+                    return Err(MountError::BeyondCapacity { unit: u, lpn, logical: i.logical });
                 } else if let Some(other) = l2p.set(lpn, Some(unit)) {
-                    return Err(format!("LPN {} is valid in units {} and {u}", lpn.0, other.0));
+                    return Err(MountError::LpnTwice { lpn, units: [other.0, u] });
                 } else {
                     report.mapped_units += 1;
                 }
@@ -156,9 +152,8 @@ impl Ftl {
         match how {
             Mount::Clean(_) => ftl.adopt_translation_pages()?,
             Mount::Recover => {
-                report.translation_pages_rewritten = i
-                    .write_all_translation_pages()
-                    .map_err(|e| format!("rewriting the translation pages: {e}"))?
+                report.translation_pages_rewritten =
+                    i.write_all_translation_pages().map_err(MountError::Rewrite)?
             }
         }
         Ok((ftl, report))
@@ -178,7 +173,7 @@ impl Ftl {
 
     /// After a clean mount: the translation pages on flash hold the map (they were written last
     /// before the state was saved); every mapped LPN's page must be on flash.
-    fn adopt_translation_pages(&self) -> Result<(), String> {
+    fn adopt_translation_pages(&self) -> Result<(), MountError> {
         let i = &*self.inner;
         let Some(d) = &i.map.dftl else { return Ok(()) };
         let mut d = d.borrow_mut();
@@ -188,9 +183,7 @@ impl Ftl {
             let range = (t * per) as usize..((t + 1) * per).min(i.logical) as usize;
             let mapped = range.clone().any(|l| l2p.get(Lpn(l as u32)).is_some());
             if mapped && d.location(t).is_none() {
-                return Err(format!(
-                    "LPNs {range:?} have data but their translation page {t} is not on flash"
-                ));
+                return Err(MountError::MissingTranslationPage { lpns: range, tpage: t });
             }
             if let Some(on_flash) = d.on_flash.as_mut() {
                 on_flash[range.clone()].copy_from_slice(l2p.raw(range));
@@ -198,6 +191,68 @@ impl Ftl {
         }
         Ok(())
     }
+}
+
+/// Why an array's data could not be mounted under a configuration.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum MountError {
+    /// A clean mount's block hints do not cover the array.
+    #[error("{hints} block hints for {blocks} blocks")]
+    Hints {
+        /// Hints given.
+        hints: usize,
+        /// Blocks in the array.
+        blocks: u32,
+    },
+    /// A unit holds a translation page this mapping configuration does not have.
+    #[error("unit {unit} holds translation page {tpage}, which this mapping configuration does not have")]
+    NoSuchTranslationPage {
+        /// The unit.
+        unit: u32,
+        /// The translation page.
+        tpage: u32,
+    },
+    /// Two valid copies of one translation page.
+    #[error("translation page {tpage} is valid in units {} and {}", units[0], units[1])]
+    TranslationPageTwice {
+        /// The translation page.
+        tpage: u32,
+        /// Its two copies.
+        units: [u32; 2],
+    },
+    /// A unit holds an LPN beyond the configuration's capacity.
+    #[error("unit {unit} holds LPN {}, beyond this configuration's {logical} logical units", lpn.0)]
+    BeyondCapacity {
+        /// The unit.
+        unit: u32,
+        /// The LPN.
+        lpn: Lpn,
+        /// Logical units configured.
+        logical: u32,
+    },
+    /// Two valid copies of one LPN.
+    #[error("LPN {} is valid in units {} and {}", lpn.0, units[0], units[1])]
+    LpnTwice {
+        /// The LPN.
+        lpn: Lpn,
+        /// Its two copies.
+        units: [u32; 2],
+    },
+    /// After a clean stop, mapped LPNs whose translation page is not on flash.
+    #[error("LPNs {lpns:?} have data but their translation page {tpage} is not on flash")]
+    MissingTranslationPage {
+        /// The LPNs.
+        lpns: std::ops::Range<usize>,
+        /// Their translation page.
+        tpage: u32,
+    },
+    /// The saved array state does not make an array (a snapshot's, say).
+    #[error("{0}")]
+    ArrayState(String),
+    /// Rewriting the translation pages after recovery failed.
+    #[error("rewriting the translation pages: {0}")]
+    Rewrite(#[source] PreconditionError),
 }
 
 /// Hints for a recovered array: translation pages fill mapping blocks; everything else is

@@ -134,7 +134,7 @@ impl System for Device {
     }
 
     fn checkpoint(&self) -> Result<(), String> {
-        Device::checkpoint(self)
+        Device::checkpoint(self).map_err(|e| e.to_string())
     }
 
     fn check_invariants(&self) -> Result<(), String> {

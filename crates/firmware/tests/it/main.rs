@@ -3,6 +3,7 @@
 mod bridge;
 mod conformance;
 mod conformance_long;
+mod errors;
 mod extend;
 mod fil_timing;
 mod recovery;
