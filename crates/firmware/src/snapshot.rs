@@ -79,7 +79,7 @@ pub enum SnapshotError {
     },
     /// The device cannot be saved now.
     #[error("cannot snapshot the device: {0}")]
-    NotQuiescent(String),
+    NotQuiescent(#[source] NotQuiescent),
     /// The snapshot belongs to another configuration.
     #[error(
         "the snapshot was aged under a different configuration: {field} is {snapshot} in the snapshot but {config} here{hint}"
@@ -94,6 +94,24 @@ pub enum SnapshotError {
         /// What the user can do about it.
         hint: &'static str,
     },
+}
+
+/// Why a device cannot be saved now.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum NotQuiescent {
+    /// Cache lines hold data newer than flash.
+    #[error("{0} dirty cache lines")]
+    DirtyLines(u64),
+    /// Mapping segments in DRAM are newer than their translation pages.
+    #[error("{0} dirty mapping segments in DRAM")]
+    DirtySegments(u64),
+    /// An FTL invariant does not hold (work in flight, or a bug).
+    #[error(transparent)]
+    Broken(#[from] crate::ftl::Violation),
+    /// The device keeps page data; snapshots hold metadata only.
+    #[error("snapshots hold metadata only; build the device with the metadata store")]
+    NotMetadata,
 }
 
 /// Configuration fields that shape the saved state itself; they must match even when other
@@ -159,20 +177,15 @@ impl Snapshot {
     pub fn save(dev: &Device, path: &Path, aged: &str, seed: u64) -> Result<SnapshotInfo, SnapshotError> {
         let ftl = &dev.ftl;
         if ftl.dirty_lines() != 0 {
-            return Err(SnapshotError::NotQuiescent(format!("{} dirty cache lines", ftl.dirty_lines())));
+            return Err(SnapshotError::NotQuiescent(NotQuiescent::DirtyLines(ftl.dirty_lines())));
         }
         if ftl.dirty_segments() != 0 {
-            return Err(SnapshotError::NotQuiescent(format!(
-                "{} dirty mapping segments in DRAM",
-                ftl.dirty_segments()
-            )));
+            return Err(SnapshotError::NotQuiescent(NotQuiescent::DirtySegments(ftl.dirty_segments())));
         }
-        ftl.check_invariants().map_err(SnapshotError::NotQuiescent)?;
+        ftl.check_invariants().map_err(|v| SnapshotError::NotQuiescent(NotQuiescent::Broken(v)))?;
         let array = dev.platform.fil.array().borrow();
         let Some(meta) = array.store().as_any().downcast_ref::<MetaStore>() else {
-            return Err(SnapshotError::NotQuiescent(
-                "snapshots hold metadata only; build the device with the metadata store".into(),
-            ));
+            return Err(SnapshotError::NotQuiescent(NotQuiescent::NotMetadata));
         };
         let geo = array.geometry();
         let counts: Vec<f64> =

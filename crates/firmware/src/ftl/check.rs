@@ -11,7 +11,7 @@ use crate::ftl::state::Ftl;
 impl Ftl {
     /// Checks every invariant; the error describes the first violation. Call only when the
     /// simulation is idle (no request, write-back or GC in flight).
-    pub fn check_invariants(&self) -> Result<(), String> {
+    pub fn check_invariants(&self) -> Result<(), Violation> {
         let i = &*self.inner;
         let geo = &i.geo;
         let array = i.fil.array().borrow();
@@ -22,7 +22,7 @@ impl Ftl {
             if let Some(u) = l2p.get(Lpn(lpn)) {
                 let st = array.unit(u);
                 if st != UnitState::Valid(Lpn(lpn)) {
-                    return Err(format!("LPN {lpn} maps to unit {} which is {st:?}", u.0));
+                    return Err(Violation::ForwardMap { lpn, unit: u.0, state: st });
                 }
             }
         }
@@ -38,56 +38,52 @@ impl Ftl {
                         valid += 1;
                         let owner = self.owner_of(lpn);
                         if owner != Some(u) {
-                            return Err(format!(
-                                "unit {} holds LPN {} valid, but the map points to {owner:?}",
-                                u.0, lpn.0
-                            ));
+                            return Err(Violation::ReverseMap { unit: u.0, lpn: lpn.0, owner });
                         }
                     }
                 }
             }
             if valid != array.block(block).valid_units {
-                return Err(format!(
-                    "block {b}: {valid} valid units, count says {}",
-                    array.block(block).valid_units
-                ));
+                return Err(Violation::ValidCount {
+                    block: b,
+                    counted: valid,
+                    recorded: array.block(block).valid_units,
+                });
             }
         }
         // Blocks add up.
         let [free, open, closed, victim, bad] = blocks.census();
         let pooled: u64 = (0..blocks.planes()).map(|p| blocks.free_count(p) as u64).sum();
         if free + open + closed + victim + bad != geo.total_blocks() as u64 || pooled != free {
-            return Err(format!(
-                "block census {free}+{open}+{closed}+{victim}+{bad} (pooled {pooled}) != {}",
-                geo.total_blocks()
-            ));
+            return Err(Violation::Census {
+                census: [free, open, closed, victim, bad],
+                pooled,
+                blocks: geo.total_blocks(),
+            });
         }
         if victim != 0 {
-            return Err(format!("{victim} blocks still marked as GC victims"));
+            return Err(Violation::Victims(victim));
         }
         for b in 0..geo.total_blocks() {
             let info = blocks.info(nand::BlockIdx(b));
             if info.pending != 0 || info.pins != 0 {
-                return Err(format!(
-                    "block {b}: {} programs and {} reads still in flight",
-                    info.pending, info.pins
-                ));
+                return Err(Violation::InFlight { block: b, programs: info.pending, reads: info.pins });
             }
             if info.usage == BlockUse::Free && array.block(nand::BlockIdx(b)).write_ptr != 0 {
-                return Err(format!("block {b} is in a free pool but programmed"));
+                return Err(Violation::FreeButProgrammed(b));
             }
         }
         // Translation directory.
         if let Some(d) = &i.map.dftl {
             let d = d.borrow();
             if d.pending != 0 {
-                return Err(format!("{} translation pages still behind the map GC changed", d.pending));
+                return Err(Violation::TranslationPagesBehind(d.pending));
             }
             for t in 0..d.tpages() {
                 if let Some(u) = d.location(t) {
                     let st = array.unit(u);
                     if st != UnitState::Valid(Lpn(TRANSLATION_LPN_BASE + t)) {
-                        return Err(format!("translation page {t} is at unit {} which is {st:?}", u.0));
+                        return Err(Violation::Directory { tpage: t, unit: u.0, state: st });
                     }
                 }
                 if let Some(on_flash) = &d.on_flash {
@@ -99,9 +95,7 @@ impl Ftl {
                         let first = (seg * d.segment_entries) as usize;
                         let n = (d.segment_entries as usize).min(i.logical as usize - first);
                         if l2p.raw(first..first + n) != &on_flash[first..first + n] {
-                            return Err(format!(
-                                "clean segment {seg} differs from translation page {t} ({per} entries)"
-                            ));
+                            return Err(Violation::CleanSegment { segment: seg, tpage: t, entries: per });
                         }
                     }
                 }
@@ -110,11 +104,7 @@ impl Ftl {
         // Cache.
         let c = i.cache.borrow();
         if c.filling_count() != 0 || c.writing_count() != 0 {
-            return Err(format!(
-                "{} lines filling, {} being written back",
-                c.filling_count(),
-                c.writing_count()
-            ));
+            return Err(Violation::CacheBusy { filling: c.filling_count(), writing: c.writing_count() });
         }
         Ok(())
     }
@@ -127,4 +117,101 @@ impl Ftl {
         }
         self.inner.map.get(lpn)
     }
+}
+
+/// The first invariant a check found broken (a firmware bug: the description is for whoever
+/// debugs it).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Violation {
+    /// The forward map points at a unit that does not hold the LPN.
+    #[error("LPN {lpn} maps to unit {unit} which is {state:?}")]
+    ForwardMap {
+        /// The LPN.
+        lpn: u32,
+        /// Where the map points.
+        unit: u32,
+        /// What that unit holds.
+        state: UnitState,
+    },
+    /// A valid unit the map does not point at.
+    #[error("unit {unit} holds LPN {lpn} valid, but the map points to {owner:?}")]
+    ReverseMap {
+        /// The unit.
+        unit: u32,
+        /// The LPN it holds.
+        lpn: u32,
+        /// Where the map points instead.
+        owner: Option<UnitAddr>,
+    },
+    /// A block's valid-unit count is wrong.
+    #[error("block {block}: {counted} valid units, count says {recorded}")]
+    ValidCount {
+        /// The block.
+        block: u32,
+        /// Valid units counted.
+        counted: u32,
+        /// The block's count.
+        recorded: u32,
+    },
+    /// The blocks by use (free, open, closed, victim, bad) do not add up.
+    #[error(
+        "block census {}+{}+{}+{}+{} (pooled {pooled}) != {blocks}",
+        census[0], census[1], census[2], census[3], census[4]
+    )]
+    Census {
+        /// Free, open, closed, victim and bad blocks.
+        census: [u64; 5],
+        /// Blocks in the free pools.
+        pooled: u64,
+        /// Blocks in the array.
+        blocks: u32,
+    },
+    /// Blocks left marked as GC victims.
+    #[error("{0} blocks still marked as GC victims")]
+    Victims(u64),
+    /// Programs or reads of a block still in flight.
+    #[error("block {block}: {programs} programs and {reads} reads still in flight")]
+    InFlight {
+        /// The block.
+        block: u32,
+        /// Programs pending.
+        programs: u32,
+        /// Reads pinning it.
+        reads: u32,
+    },
+    /// A programmed block in a free pool.
+    #[error("block {0} is in a free pool but programmed")]
+    FreeButProgrammed(u32),
+    /// Translation pages GC changed and the flusher has not rewritten.
+    #[error("{0} translation pages still behind the map GC changed")]
+    TranslationPagesBehind(u32),
+    /// The translation directory points at a unit that does not hold the page.
+    #[error("translation page {tpage} is at unit {unit} which is {state:?}")]
+    Directory {
+        /// The translation page.
+        tpage: u32,
+        /// Where the directory points.
+        unit: u32,
+        /// What that unit holds.
+        state: UnitState,
+    },
+    /// A clean CMT segment that differs from its translation page.
+    #[error("clean segment {segment} differs from translation page {tpage} ({entries} entries)")]
+    CleanSegment {
+        /// The segment.
+        segment: u32,
+        /// Its translation page.
+        tpage: u32,
+        /// Entries per translation page.
+        entries: usize,
+    },
+    /// Cache lines still in transition.
+    #[error("{filling} lines filling, {writing} being written back")]
+    CacheBusy {
+        /// Lines being filled.
+        filling: u32,
+        /// Lines being written back.
+        writing: u32,
+    },
 }

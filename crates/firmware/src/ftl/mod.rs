@@ -27,6 +27,7 @@ pub mod writeback_policy;
 
 pub use alloc::Allocator;
 pub use blocks::{BlockInfo, BlockManager, BlockUse, Stream};
+pub use check::Violation;
 pub use config::{
     AllocConfig, CacheConfig, FtlConfig, GcConfig, MappingConfig, VictimPolicy, WlConfig, WriteBackMode,
 };

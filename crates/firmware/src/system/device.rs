@@ -138,6 +138,6 @@ impl System for Device {
     }
 
     fn check_invariants(&self) -> Result<(), String> {
-        self.ftl.check_invariants()
+        self.ftl.check_invariants().map_err(|e| e.to_string())
     }
 }
