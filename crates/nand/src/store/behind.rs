@@ -332,6 +332,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "slow under Miri (minutes: the byte-by-byte check)")]
     fn writes_land_in_push_order_and_wait_sees_them() {
         let (_dir, file) = temp();
         let wb = WriteBehind::new(file.clone()).unwrap();
@@ -357,6 +358,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "slow under Miri (12 MiB written and checked)")]
     fn a_full_queue_makes_push_wait_and_drop_writes_the_rest() {
         let (_dir, file) = temp();
         let chunk = 256 << 10;

@@ -419,6 +419,7 @@ mod tests {
     /// block is programmed and read again as if nothing happened, and other blocks keep
     /// their data.
     #[test]
+    #[cfg_attr(miri, ignore = "Miri does not support fallocate with FALLOC_FL_PUNCH_HOLE")]
     fn an_erased_block_gives_its_disk_space_back() {
         let (_dir, path, g, mut store) = new_image();
         let page_bytes = g.page_bytes() as usize;

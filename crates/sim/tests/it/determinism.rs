@@ -61,6 +61,7 @@ fn scenario(seed: u64) -> String {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "slow under Miri (minutes): whole runs; the cores tests take the same paths")]
 fn same_seed_gives_identical_statistics() {
     let a = scenario(1234);
     let b = scenario(1234);
@@ -69,6 +70,7 @@ fn same_seed_gives_identical_statistics() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "slow under Miri (minutes): whole runs; the cores tests take the same paths")]
 fn a_different_seed_gives_different_statistics() {
     assert_ne!(scenario(1), scenario(2));
 }
