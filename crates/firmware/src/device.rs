@@ -14,7 +14,7 @@ use crate::arch::Architecture;
 use crate::checkpoint::{self, CheckpointError};
 use crate::config::DeviceConfig;
 use crate::ecc::Ecc;
-use crate::ftl::{Ftl, Mount, MountError, MountReport, Policies, PreconditionError};
+use crate::ftl::{Ftl, Mount, MountError, MountReport, Policies, PreconditionError, Setup};
 use crate::hil::Controller;
 use crate::platform::{Platform, StoreChoice};
 
@@ -193,11 +193,12 @@ impl Device {
         let flow = Rc::new(arch.flow(&cx, &p.cores, cfg.ftl.logical_units(&cfg.geometry)));
         // Where background FTL work (GC, write-back jobs, mapping rewrites) is spawned.
         let home = p.cores[arch.home_core()];
+        let with =
+            Setup { cx: cx.clone(), core: home, fil: p.fil.clone(), ecc, flow: flow.clone(), policies };
         let (ftl, mount) = match mount {
-            None => (Ftl::new(&cx, home, p.fil.clone(), ecc, &cfg.ftl, flow.clone(), policies), None),
+            None => (Ftl::new(with, &cfg.ftl), None),
             Some(how) => {
-                let (ftl, report) =
-                    Ftl::mount(&cx, home, p.fil.clone(), ecc, &cfg.ftl, flow.clone(), policies, how)?;
+                let (ftl, report) = Ftl::mount(with, &cfg.ftl, how)?;
                 (ftl, Some(report))
             }
         };

@@ -38,5 +38,5 @@ pub use io::{UnitResults, UnitWrite};
 pub use mount::{BlockHint, Mount, MountError, MountReport};
 pub use policies::Policies;
 pub use precondition::{Precondition, PreconditionError};
-pub use state::Ftl;
+pub use state::{Ftl, Setup};
 pub use stats::FtlStats;

@@ -12,18 +12,12 @@
 //! Either way the FTL starts with an empty data cache, a cold mapping cache and zero counters.
 
 use nand::{BlockIdx, Lpn, UnitAddr};
-use std::rc::Rc;
 
-use sim::{CoreId, Cx};
-
-use crate::ecc::Ecc;
 use crate::fil::Fil;
-use crate::flow::Flow;
 use crate::ftl::blocks::{BlockManager, BlockUse, Stream};
 use crate::ftl::config::{FtlConfig, TRANSLATION_LPN_BASE};
-use crate::ftl::policies::Policies;
 use crate::ftl::precondition::PreconditionError;
-use crate::ftl::state::Ftl;
+use crate::ftl::state::{Ftl, Setup};
 
 /// What the FTL knows about a block beyond the array state: saved by snapshots and
 /// checkpoints so that a mounted device picks up where it stopped.
@@ -61,18 +55,9 @@ impl Ftl {
     /// An FTL over the FIL's array, which already holds data (see the module docs). The
     /// configuration must be the one the data was written under (same geometry, capacity and
     /// mapping); the error says what does not fit.
-    pub fn mount(
-        cx: &Cx,
-        core: CoreId,
-        fil: Fil,
-        ecc: Option<Ecc>,
-        cfg: &FtlConfig,
-        flow: Rc<Flow>,
-        policies: Policies,
-        how: Mount<'_>,
-    ) -> Result<(Ftl, MountReport), MountError> {
-        let geo = fil.geometry().clone();
-        let rng = cx.fork_rng();
+    pub fn mount(with: Setup, cfg: &FtlConfig, how: Mount<'_>) -> Result<(Ftl, MountReport), MountError> {
+        let geo = with.fil.geometry().clone();
+        let rng = with.cx.fork_rng();
         let inferred;
         let hints = match how {
             Mount::Clean(h) if h.len() == geo.total_blocks() as usize => h,
@@ -80,12 +65,12 @@ impl Ftl {
                 return Err(MountError::Hints { hints: h.len(), blocks: geo.total_blocks() });
             }
             Mount::Recover => {
-                inferred = infer_hints(&fil);
+                inferred = infer_hints(&with.fil);
                 &inferred[..]
             }
         };
         let blocks = {
-            let array = fil.array().borrow();
+            let array = with.fil.array().borrow();
             BlockManager::restore(
                 &geo,
                 cfg.wl.dynamic,
@@ -93,7 +78,7 @@ impl Ftl {
                 |b| (hints[b.idx()].stream, hints[b.idx()].closed_seq),
             )
         };
-        let ftl = Ftl::assemble(cx, core, fil, ecc, cfg, flow, policies, blocks, rng);
+        let ftl = Ftl::assemble(with, cfg, blocks, rng);
         let mut report = MountReport::default();
         let i = &*ftl.inner;
         // Frontiers.

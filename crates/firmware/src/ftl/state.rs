@@ -22,6 +22,22 @@ use crate::ftl::stats::FtlStats;
 use crate::ftl::waits::Waits;
 use crate::ftl::writeback_policy::WriteBack;
 
+/// What an FTL is built from besides its configuration.
+pub struct Setup {
+    /// The simulation.
+    pub cx: Cx,
+    /// The core its background work (GC, write-backs, mapping rewrites) is spawned on.
+    pub core: CoreId,
+    /// The FIL over the array.
+    pub fil: Fil,
+    /// The ECC engine, if bit errors are modelled.
+    pub ecc: Option<Ecc>,
+    /// The architecture's placement of the work and its locks.
+    pub flow: Rc<Flow>,
+    /// The swappable policies.
+    pub policies: Policies,
+}
+
 /// The flash translation layer. Cheap to clone.
 #[derive(Clone)]
 pub struct Ftl {
@@ -60,43 +76,27 @@ pub(crate) struct FtlInner {
 }
 
 impl Ftl {
-    /// An FTL over the FIL's (fresh) array, its GC running on `core`, its requests following
-    /// `flow`, with `policies`: marks factory bad blocks, sizes the cache and mapping table.
-    /// `cfg` must be validated for this geometry.
-    pub fn new(
-        cx: &Cx,
-        core: CoreId,
-        fil: Fil,
-        ecc: Option<Ecc>,
-        cfg: &FtlConfig,
-        flow: Rc<Flow>,
-        policies: Policies,
-    ) -> Ftl {
-        let geo = fil.geometry().clone();
-        let mut rng = cx.fork_rng();
+    /// An FTL over the FIL's (fresh) array, set up `with` its core, flow and policies: marks
+    /// factory bad blocks, sizes the cache and mapping table. `cfg` must be validated for this
+    /// geometry.
+    pub fn new(with: Setup, cfg: &FtlConfig) -> Ftl {
+        let geo = with.fil.geometry().clone();
+        let mut rng = with.cx.fork_rng();
         let bad = pick_bad_blocks(&geo, cfg.bad_block_rate, &mut rng);
         {
-            let mut array = fil.array().borrow_mut();
+            let mut array = with.fil.array().borrow_mut();
             for &b in &bad {
                 array.mark_bad(b).expect("marking a factory bad block");
             }
         }
         let blocks = BlockManager::new(&geo, cfg.wl.dynamic, &bad);
-        Ftl::assemble(cx, core, fil, ecc, cfg, flow, policies, blocks, rng)
+        Ftl::assemble(with, cfg, blocks, rng)
     }
 
     /// An FTL with `blocks` as its block roles and empty maps (the caller fills them).
-    pub(crate) fn assemble(
-        cx: &Cx,
-        core: CoreId,
-        fil: Fil,
-        ecc: Option<Ecc>,
-        cfg: &FtlConfig,
-        flow: Rc<Flow>,
-        policies: Policies,
-        blocks: BlockManager,
-        rng: SimRng,
-    ) -> Ftl {
+    pub(crate) fn assemble(with: Setup, cfg: &FtlConfig, blocks: BlockManager, rng: SimRng) -> Ftl {
+        let Setup { cx, core, fil, ecc, flow, policies } = with;
+        let cx = &cx;
         let geo = fil.geometry().clone();
         let payload = fil.array().borrow().keeps_payload();
         let logical = cfg.logical_units(&geo);
