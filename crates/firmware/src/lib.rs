@@ -10,7 +10,7 @@
 //! ([`ftl`]), the flash interface layer ([`fil`], per-die transaction queues and the timing of
 //! dies and channels) and the ECC engine ([`ecc`]), laid out on controller cores by an
 //! architecture ([`arch`]) into a [`device::Device`]. [`snapshot`] saves an aged device;
-//! [`settings`] changes one configuration field by its path.
+//! [`config`] is the configuration, [`config::set`] changes one field of it by its path.
 
 pub mod arch;
 pub mod bridge;
@@ -26,7 +26,6 @@ pub mod platform;
 pub mod power;
 pub mod presets;
 pub mod raw;
-pub mod settings;
 pub mod snapshot;
 pub mod system;
 pub mod trace;

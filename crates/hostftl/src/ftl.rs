@@ -6,10 +6,10 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
+use firmware::config::HostFtlConfig;
 use firmware::ftl::{BlockManager, FtlConfig, FtlStats, UnitData};
 use firmware::raw::RawArray;
 use firmware::system::HostStack;
-use firmware::system::hostftl::HostFtlConfig;
 use nand::{BlockIdx, Geometry, Lpn, UnitAddr};
 use rustc_hash::FxHashMap;
 use sim::sync::Notify;

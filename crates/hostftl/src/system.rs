@@ -3,12 +3,11 @@
 use std::path::Path;
 use std::rc::Rc;
 
-use firmware::config::DeviceConfig;
+use firmware::config::{DeviceConfig, HostFtlConfig, SystemConfig};
 use firmware::platform::{Platform, StoreChoice};
 use firmware::power::{Activity, Energy, ResolvedPower};
 use firmware::raw::RawArray;
-use firmware::system::hostftl::HostFtlConfig;
-use firmware::system::{Front, HostStack, Sample, Sampler, System, SystemConfig, Totals};
+use firmware::system::{Front, HostStack, Sample, Sampler, System, Totals};
 use nand::store::ImageError;
 use sim::{CoreId, Frequency, Sim, SimTime};
 

@@ -2,9 +2,9 @@
 //! array under a host-side FTL, built from a configuration and brought to a starting state.
 
 use firmware::bridge::BridgeSystem;
-use firmware::config::DeviceConfig;
+use firmware::config::{DeviceConfig, SystemConfig};
 use firmware::platform::StoreChoice;
-use firmware::system::{System, SystemConfig};
+use firmware::system::System;
 use host::replay::{ReplaySpec, replay};
 use host::run::{Progress, RunOptions, run_jobs_with};
 use host::workload::JobSpec;

@@ -7,8 +7,8 @@ use std::rc::Rc;
 
 use sim::Cx;
 
-use crate::bridge::config::BridgeConfig;
 use crate::bridge::stripe::{Layout, Piece};
+use crate::config::BridgeConfig;
 use crate::hil::{
     CommandTiming, Controller, Dir, HostData, Link, NvmeCommand, NvmeCompletion, Opcode, Status,
 };

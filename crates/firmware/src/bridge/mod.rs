@@ -10,11 +10,9 @@
 //!                      (HIL, FTL, FIL, NAND each; the rest of the configuration describes one)
 //! ```
 
-mod config;
 mod front;
 mod stripe;
 mod system;
 
-pub use config::BridgeConfig;
 pub use front::Bridge;
 pub use system::BridgeSystem;

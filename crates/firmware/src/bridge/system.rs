@@ -7,16 +7,13 @@ use std::rc::Rc;
 use nand::store::ImageError;
 use sim::{CoreId, Sim, SimTime};
 
-use crate::bridge::config::BridgeConfig;
 use crate::bridge::front::{Bridge, DRIVE_QUEUE};
-use crate::config::DeviceConfig;
+use crate::config::{BridgeConfig, DeviceConfig, SystemConfig};
 use crate::device::{Device, Opened};
 use crate::hil::SmartLog;
 use crate::platform::StoreChoice;
 use crate::power::{Energy, LinkPower, PowerConfig};
-use crate::system::{
-    DeviceProbe, Front, HostStack, Sample, Sampler, System, SystemConfig, Totals, merge_fil, merge_ftl,
-};
+use crate::system::{DeviceProbe, Front, HostStack, Sample, Sampler, System, Totals, merge_fil, merge_ftl};
 
 /// A bridge over several SSDs, with the host's thin driver.
 pub struct BridgeSystem {

@@ -10,10 +10,10 @@ use rustc_hash::FxHashMap;
 use sim::sync::{Notify, oneshot};
 use sim::{CoreId, CoreSpec, Cx, Sim, SimDuration, SimTime};
 
+use crate::config::ArrayConfig;
 use crate::fil::{Fil, FlashRequest, FlashStatus, PageWrite, TxnResult};
 use crate::hil::{Dir, Link, LinkConfig};
 use crate::raw::command::{RawCommand, RawCompletion, RawOp, RawStatus};
-use crate::raw::config::ArrayConfig;
 use crate::raw::pipe::Pipe;
 use crate::raw::sram::Sram;
 

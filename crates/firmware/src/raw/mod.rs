@@ -18,11 +18,9 @@
 
 mod array;
 mod command;
-mod config;
 mod pipe;
 mod sram;
 
 pub use array::{RawArray, RawStats};
 pub use command::{RawCommand, RawCompletion, RawOp, RawStatus, Sector};
-pub use config::ArrayConfig;
 pub use pipe::Pipe;

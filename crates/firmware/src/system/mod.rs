@@ -9,20 +9,17 @@
 //!   report                ──▶ System::totals ─┴─ FTL, FIL, array, link, energy counters
 //! ```
 
-pub mod config;
 mod device;
 mod front;
 mod host;
-pub mod hostftl;
 mod memory;
 mod queues;
 mod slots;
 mod totals;
 
-pub use config::SystemConfig;
 pub use device::DeviceProbe;
 pub use front::{BlockFront, Front, FrontFuture, check_command};
-pub use host::{HostStack, HostStackConfig};
+pub use host::HostStack;
 pub use memory::MemoryMeter;
 pub use queues::QueueSet;
 pub use slots::Slots;
