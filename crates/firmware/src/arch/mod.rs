@@ -16,7 +16,7 @@
 //!
 //! A new architecture is a type implementing [`Architecture`] and, to be chosen by
 //! configuration, a variant of [`ArchitectureConfig`]; a library user can also build a device
-//! on one directly ([`Device::build_on`](crate::device::Device::build_on)).
+//! on one directly ([`Device::builder`](crate::device::Device::builder)).
 
 mod config;
 mod deepflash;
