@@ -25,7 +25,6 @@ pub mod hil;
 pub mod platform;
 pub mod power;
 pub mod presets;
-pub mod raw;
 pub mod snapshot;
 pub mod system;
 pub mod trace;

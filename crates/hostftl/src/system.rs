@@ -6,9 +6,9 @@ use std::rc::Rc;
 use firmware::config::{DeviceConfig, HostFtlConfig, SystemConfig};
 use firmware::platform::{Platform, StoreChoice};
 use firmware::power::{Activity, Energy, ResolvedPower};
-use firmware::raw::RawArray;
 use firmware::system::{Front, HostStack, Sample, Sampler, System, Totals};
 use nand::store::ImageError;
+use raw::RawArray;
 use sim::{CoreId, Frequency, Sim, SimTime};
 
 use crate::front::HostFtlFront;
