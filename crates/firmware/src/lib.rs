@@ -13,7 +13,6 @@
 //! [`config`] is the configuration, [`config::set`] changes one field of it by its path.
 
 pub mod arch;
-pub mod bridge;
 pub mod checkpoint;
 pub mod config;
 pub mod device;

@@ -1,7 +1,7 @@
 //! Systems of every kind ready to run: one SSD, a bridge over several SSDs, or a raw flash
 //! array under a host-side FTL, built from a configuration and brought to a starting state.
 
-use firmware::bridge::BridgeSystem;
+use bridge::BridgeSystem;
 use firmware::config::{DeviceConfig, SystemConfig};
 use firmware::platform::StoreChoice;
 use firmware::system::System;

@@ -5,15 +5,15 @@
 use std::cell::Cell;
 use std::rc::Rc;
 
-use sim::Cx;
-
-use crate::bridge::stripe::{Layout, Piece};
-use crate::config::BridgeConfig;
-use crate::hil::{
+use firmware::config::BridgeConfig;
+use firmware::hil::{
     CommandTiming, Controller, Dir, HostData, Link, NvmeCommand, NvmeCompletion, Opcode, Status,
 };
-use crate::system::{BlockFront, FrontFuture, HostStack, QueueSet, Slots, check_command};
-use crate::trace::Phases;
+use firmware::system::{BlockFront, FrontFuture, HostStack, QueueSet, Slots, check_command};
+use firmware::trace::Phases;
+use sim::Cx;
+
+use crate::stripe::{Layout, Piece};
 
 /// The queue every SSD serves the bridge on.
 pub(crate) const DRIVE_QUEUE: u16 = 1;

@@ -4,16 +4,18 @@
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
+use firmware::config::{BridgeConfig, DeviceConfig, SystemConfig};
+use firmware::device::{Device, Opened};
+use firmware::hil::SmartLog;
+use firmware::platform::StoreChoice;
+use firmware::power::{Energy, LinkPower, PowerConfig};
+use firmware::system::{
+    DeviceProbe, Front, HostStack, Sample, Sampler, System, Totals, merge_fil, merge_ftl,
+};
 use nand::store::ImageError;
 use sim::{CoreId, Sim, SimTime};
 
-use crate::bridge::front::{Bridge, DRIVE_QUEUE};
-use crate::config::{BridgeConfig, DeviceConfig, SystemConfig};
-use crate::device::{Device, Opened};
-use crate::hil::SmartLog;
-use crate::platform::StoreChoice;
-use crate::power::{Energy, LinkPower, PowerConfig};
-use crate::system::{DeviceProbe, Front, HostStack, Sample, Sampler, System, Totals, merge_fil, merge_ftl};
+use crate::front::{Bridge, DRIVE_QUEUE};
 
 /// A bridge over several SSDs, with the host's thin driver.
 pub struct BridgeSystem {
@@ -114,7 +116,7 @@ struct Probe {
     power_w: f64,
     link: LinkPower,
     lanes: u32,
-    host_power: crate::power::ResolvedPower,
+    host_power: firmware::power::ResolvedPower,
 }
 
 impl Probe {
@@ -132,7 +134,7 @@ impl Probe {
     }
 
     fn bridge_cx_now(&self) -> SimTime {
-        crate::system::BlockFront::cx(&*self.bridge).now()
+        firmware::system::BlockFront::cx(&*self.bridge).now()
     }
 
     fn sample(&self) -> Sample {
