@@ -2,14 +2,11 @@
 //! bridge's queue, converted, striped over the SSDs (each on its SAS/SATA link, one queue of
 //! its own), gathered and completed.
 
-use std::cell::Cell;
 use std::rc::Rc;
 
 use firmware::config::BridgeConfig;
-use firmware::hil::{
-    CommandTiming, Controller, Dir, HostData, Link, NvmeCommand, NvmeCompletion, Opcode, Status,
-};
-use firmware::system::{BlockFront, FrontFuture, HostStack, QueueSet, Slots, check_command};
+use firmware::hil::{Controller, Dir, HostData, Link, Namespace, NvmeCommand, Opcode, Status};
+use firmware::system::{BlockFront, FrontCore, FrontFuture, HostStack, Served, Slots};
 use firmware::trace::Phases;
 use sim::Cx;
 
@@ -20,7 +17,7 @@ pub(crate) const DRIVE_QUEUE: u16 = 1;
 
 /// A PCIe-to-SAS/SATA bridge in front of several SSDs.
 pub struct Bridge {
-    cx: Cx,
+    core: FrontCore,
     cfg: BridgeConfig,
     link: Link,
     drives: Vec<Rc<Controller>>,
@@ -28,34 +25,22 @@ pub struct Bridge {
     layout: Layout,
     slots: Slots,
     engines: Slots,
-    lba_bytes: u32,
-    capacity_lbas: u64,
-    max_transfer: u64,
-    queues: QueueSet,
-    completed: Cell<u64>,
-    next_id: Cell<u64>,
 }
 
 impl Bridge {
     /// A bridge over `drives` (each with its one I/O queue, queue 1, created), its host driver
     /// on `host`. `cfg` must be validated.
     pub fn new(cx: &Cx, cfg: &BridgeConfig, drives: Vec<Rc<Controller>>, host: Rc<HostStack>) -> Bridge {
-        let d = &drives[0];
-        let (lba_bytes, unit) = (d.lba_bytes(), d.unit_bytes());
-        let stripe = cfg.stripe.bytes() / lba_bytes as u64;
-        let per_drive = d.capacity_lbas() / stripe * stripe;
+        let d = drives[0].namespace();
+        let stripe = cfg.stripe.bytes() / d.lba_bytes as u64;
+        let per_drive = d.capacity_lbas / stripe * stripe;
+        let ns = Namespace { capacity_lbas: per_drive * drives.len() as u64, ..d };
         Bridge {
-            cx: cx.clone(),
+            core: FrontCore::new(cx, ns, cfg.queues),
             link: Link::new(&cfg.link),
-            layout: Layout { stripe, drives: drives.len() as u32, spu: unit / lba_bytes },
+            layout: Layout { stripe, drives: drives.len() as u32, spu: d.spu() },
             slots: Slots::new(cx, "bridge queue slot", cfg.queue_depth),
             engines: Slots::new(cx, "bridge conversion engine", cfg.engines),
-            lba_bytes,
-            capacity_lbas: per_drive * drives.len() as u64,
-            max_transfer: d.max_transfer(),
-            queues: QueueSet::new(cfg.queues),
-            completed: Cell::new(0),
-            next_id: Cell::new(0),
             cfg: cfg.clone(),
             drives,
             host,
@@ -70,13 +55,13 @@ impl Bridge {
     /// Protocol conversion on one of the bridge's engines.
     async fn convert(&self) {
         self.engines.acquire().await;
-        self.cx.sleep(self.cfg.conversion).await;
+        self.core.cx().sleep(self.cfg.conversion).await;
         self.engines.release();
     }
 
     /// The SSDs' commands for `cmd`: (drive, command, piece index); `pieces` for data.
     fn fan_out(&self, cmd: &NvmeCommand) -> (Vec<(u32, NvmeCommand)>, Vec<Piece>) {
-        let lba = self.lba_bytes as usize;
+        let lba = self.core.namespace().lba_bytes as usize;
         match cmd.opcode {
             Opcode::Flush => {
                 ((0..self.drives.len() as u32).map(|d| (d, NvmeCommand::flush())).collect(), Vec::new())
@@ -123,117 +108,80 @@ impl Bridge {
         }
     }
 
-    async fn run(&self, qid: u16, cmd: NvmeCommand) -> NvmeCompletion {
-        let submitted = self.cx.now();
-        let id = self.next_id.get();
-        self.next_id.set(id + 1);
+    /// A host command through the bridge: driver, doorbell, a slot of the bridge's queue, the
+    /// command (a malformed one is answered without reaching the SSDs), completion.
+    async fn handle(&self, qid: u16, cmd: NvmeCommand) -> Served {
+        let cx = self.core.cx();
+        let ns = self.core.namespace();
         let hint = qid as usize;
         let mut ph = Phases::default();
-        let done = |status, data, ph| NvmeCompletion {
-            status,
-            data,
-            timing: CommandTiming { id, submitted, completed: self.cx.now() },
-            phases: ph,
-        };
-        if !self.has_queue(qid) {
-            return done(Status::InvalidQueue, HostData::None, ph);
-        }
         self.host.submit(hint).await;
-        let t0 = self.cx.now();
-        self.cx.sleep(self.link.mmio_latency()).await; // doorbell
+        let t0 = cx.now();
+        cx.sleep(self.link.mmio_latency()).await; // doorbell
         self.slots.acquire().await;
-        ph.queue_wait = self.cx.now().since(t0);
-        let status = check_command(&cmd, self.capacity_lbas, self.lba_bytes, self.max_transfer);
-        let bytes = cmd.nlb as u64 * self.lba_bytes as u64;
-        let (status, data) = match status {
+        ph.queue_wait = cx.now().since(t0);
+        let (status, data) = match ns.check(&cmd) {
             Err(s) => (s, HostData::None),
-            Ok(()) => {
-                let t = self.cx.now();
-                self.link.transfer(&self.cx, Dir::ToDevice, 64).await;
-                if cmd.opcode == Opcode::Write {
-                    self.link.transfer(&self.cx, Dir::ToDevice, bytes).await;
-                }
-                ph.dma += self.cx.now().since(t);
-                let t = self.cx.now();
-                self.convert().await;
-                ph.firmware += self.cx.now().since(t);
-                let (cmds, pieces) = self.fan_out(&cmd);
-                let answers = sim::join_all(cmds.into_iter().map(|(d, c)| {
-                    let drive = self.drives[d as usize].clone();
-                    async move { drive.submit(DRIVE_QUEUE, c).await }
-                }))
-                .await;
-                // The slowest SSD's phases are the command's critical path.
-                if let Some(slow) = answers.iter().max_by_key(|a| a.timing.completed) {
-                    ph += slow.phases;
-                }
-                let status = answers.iter().map(|a| a.status.clone()).find(|s| *s != Status::Success);
-                let t = self.cx.now();
-                self.convert().await;
-                ph.firmware += self.cx.now().since(t);
-                let data = match (&status, cmd.opcode) {
-                    (None, Opcode::Read) => {
-                        let t = self.cx.now();
-                        self.link.transfer(&self.cx, Dir::ToHost, bytes).await;
-                        ph.dma += self.cx.now().since(t);
-                        let lba = self.lba_bytes as usize;
-                        self.layout.scatter(
-                            &pieces,
-                            answers.into_iter().map(|a| a.data).collect(),
-                            cmd.nlb,
-                            lba,
-                        )
-                    }
-                    _ => HostData::None,
-                };
-                (status.unwrap_or(Status::Success), data)
-            }
+            Ok(()) => self.relay(&cmd, &mut ph).await,
         };
-        let t = self.cx.now();
-        self.link.transfer(&self.cx, Dir::ToHost, 16).await;
+        let t = cx.now();
+        self.link.transfer(cx, Dir::ToHost, 16).await;
         self.slots.release();
-        self.cx.sleep(self.link.mmio_latency()).await; // interrupt
+        cx.sleep(self.link.mmio_latency()).await; // interrupt
         self.host.complete(hint).await;
-        ph.completion += self.cx.now().since(t);
-        self.completed.set(self.completed.get() + 1);
-        done(status, data, ph)
+        ph.completion += cx.now().since(t);
+        Served { status, data, phases: ph }
+    }
+
+    /// A valid command over the bridge's link, converted, striped over the SSDs, gathered and
+    /// converted back; read data back to the host.
+    async fn relay(&self, cmd: &NvmeCommand, ph: &mut Phases) -> (Status, HostData) {
+        let cx = self.core.cx();
+        let ns = self.core.namespace();
+        let bytes = ns.bytes(cmd.nlb);
+        let t = cx.now();
+        self.link.transfer(cx, Dir::ToDevice, 64).await;
+        if cmd.opcode == Opcode::Write {
+            self.link.transfer(cx, Dir::ToDevice, bytes).await;
+        }
+        ph.dma += cx.now().since(t);
+        let t = cx.now();
+        self.convert().await;
+        ph.firmware += cx.now().since(t);
+        let (cmds, pieces) = self.fan_out(cmd);
+        let answers = sim::join_all(cmds.into_iter().map(|(d, c)| {
+            let drive = self.drives[d as usize].clone();
+            async move { drive.submit(DRIVE_QUEUE, c).await }
+        }))
+        .await;
+        // The slowest SSD's phases are the command's critical path.
+        if let Some(slow) = answers.iter().max_by_key(|a| a.timing.completed) {
+            *ph += slow.phases;
+        }
+        let status = answers.iter().map(|a| a.status.clone()).find(|s| *s != Status::Success);
+        let t = cx.now();
+        self.convert().await;
+        ph.firmware += cx.now().since(t);
+        let data = match (&status, cmd.opcode) {
+            (None, Opcode::Read) => {
+                let t = cx.now();
+                self.link.transfer(cx, Dir::ToHost, bytes).await;
+                ph.dma += cx.now().since(t);
+                let answers = answers.into_iter().map(|a| a.data).collect();
+                self.layout.scatter(&pieces, answers, cmd.nlb, ns.lba_bytes as usize)
+            }
+            _ => HostData::None,
+        };
+        (status.unwrap_or(Status::Success), data)
     }
 }
 
 impl BlockFront for Bridge {
-    fn cx(&self) -> &Cx {
-        &self.cx
+    fn core(&self) -> &FrontCore {
+        &self.core
     }
 
-    fn capacity_lbas(&self) -> u64 {
-        self.capacity_lbas
-    }
-
-    fn lba_bytes(&self) -> u32 {
-        self.lba_bytes
-    }
-
-    fn unit_bytes(&self) -> u32 {
-        self.drives[0].unit_bytes()
-    }
-
-    fn payload(&self) -> bool {
-        self.drives[0].payload()
-    }
-
-    fn completed(&self) -> u64 {
-        self.completed.get()
-    }
-
-    fn has_queue(&self, qid: u16) -> bool {
-        self.queues.has(qid)
-    }
-
-    fn create_queue(&self, qid: u16) -> FrontFuture<'_, Result<(), String>> {
-        Box::pin(async move { self.queues.create(qid) })
-    }
-
-    fn submit(&self, qid: u16, cmd: NvmeCommand) -> FrontFuture<'_, NvmeCompletion> {
-        Box::pin(self.run(qid, cmd))
+    fn run(&self, qid: u16, cmd: NvmeCommand) -> FrontFuture<'_, Served> {
+        Box::pin(self.handle(qid, cmd))
     }
 }

@@ -10,7 +10,7 @@ use std::rc::Rc;
 use sim::{CoreId, CoreSpec, Cx, Sim, SimDuration, SimTime};
 
 use crate::config::HostStackConfig;
-use crate::power::HostActivity;
+use crate::power::{Energy, HostActivity, ResolvedPower};
 use crate::system::memory::MemoryMeter;
 use crate::system::totals::HostUse;
 
@@ -102,6 +102,11 @@ impl HostStack {
             cores: self.cores.iter().map(|c| stats[c.index()].busy).collect(),
             dram_byte_secs: self.memory.borrow().byte_secs(now),
         }
+    }
+
+    /// The host side's energy so far under `p` (only its host components are set).
+    pub fn energy(&self, p: &ResolvedPower) -> Energy {
+        self.activity().energy(p)
     }
 
     /// The host resources used, for the report.
