@@ -18,7 +18,7 @@ use ssdlab::setup::{JobOption, Setting, WorkloadSpec, apply_settings};
 use ssdlab::{CsvRequests, Start};
 
 use crate::cli::{Ageing, CommonArgs, DEFAULT_AGEING, JobArgs, OutputArgs, RunArgs, StartArgs};
-use crate::device;
+use crate::named_device;
 use crate::progress::Progress;
 
 /// What a run drives the device with.
@@ -49,9 +49,9 @@ pub(crate) fn execute(
     let (mut cfg, start) = match &start.state {
         Some(path) => from_snapshot(path, device, start.allow_config_change, &start.set)?,
         None => {
-            let mut cfg = device::load(device)?;
+            let mut cfg = named_device::load(device)?;
             if let Some(blocks) = start.blocks {
-                device::set_blocks(&mut cfg, blocks)?;
+                named_device::set_blocks(&mut cfg, blocks)?;
             }
             let cfg = settings(cfg, &start.set)?;
             let start = match start.precondition {
@@ -78,7 +78,7 @@ pub(crate) fn execute(
         }
     };
     cfg.ftl.bypass |= ftl_bypass;
-    let store = device::store(common)?;
+    let store = named_device::store(common)?;
     let rig = prepare(&cfg, &store, common.seed, start)?;
     let report = measure(rig.system(), &rig.initial_state, workload, common.seed, output)?;
     if let Some(path) = &common.json {
@@ -197,7 +197,7 @@ fn from_snapshot(
     let snapshot = Snapshot::load(path)?;
     let named = match device {
         None => None,
-        Some(name) => Some(device::load(Some(name))?),
+        Some(name) => Some(named_device::load(Some(name))?),
     };
     let cfg = match (named, sets.is_empty()) {
         (None, true) => snapshot.info.config.clone(),
