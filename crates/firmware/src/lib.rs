@@ -11,6 +11,8 @@
 //! dies and channels) and the ECC engine ([`ecc`]), laid out on controller cores by an
 //! architecture ([`arch`]) into a [`device::Device`]. [`snapshot`] saves an aged device;
 //! [`config`] is the configuration, [`config::set`] changes one field of it by its path.
+//! [`system`] is what hosts and reports see of any storage system: this crate's SSD, and the
+//! bridge (`ssdlab-bridge`) and host-side FTL (`ssdlab-hostftl` over `ssdlab-raw`) built on it.
 
 pub mod arch;
 pub mod checkpoint;
