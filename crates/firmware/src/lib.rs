@@ -10,10 +10,11 @@
 //! ([`ftl`]), the flash interface layer ([`fil`], per-die transaction queues and the timing of
 //! dies and channels) and the ECC engine ([`ecc`]), laid out on controller cores by an
 //! architecture ([`arch`]) into a [`device::Device`]. [`snapshot`] saves an aged device;
-//! [`settings`] changes one configuration field by its path.
+//! [`config`] is the configuration, [`config::set`] changes one field of it by its path.
+//! [`system`] is what hosts and reports see of any storage system: this crate's SSD, and the
+//! bridge (`ssdlab-bridge`) and host-side FTL (`ssdlab-hostftl` over `ssdlab-raw`) built on it.
 
 pub mod arch;
-pub mod bridge;
 pub mod checkpoint;
 pub mod config;
 pub mod device;
@@ -25,8 +26,6 @@ pub mod hil;
 pub mod platform;
 pub mod power;
 pub mod presets;
-pub mod raw;
-pub mod settings;
 pub mod snapshot;
 pub mod system;
 pub mod trace;

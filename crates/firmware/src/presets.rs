@@ -35,11 +35,23 @@ pub fn names() -> impl Iterator<Item = &'static str> {
 
 #[cfg(test)]
 mod tests {
+    use crate::config::set::{Setting, apply_settings};
+
     #[test]
     fn every_preset_loads_and_is_named_after_its_file() {
         for name in super::names() {
             let cfg = super::get(name).unwrap().unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(cfg.name, name);
+        }
+    }
+
+    #[test]
+    fn every_preset_survives_a_settings_round_trip() {
+        for name in super::names() {
+            let cfg = super::get(name).unwrap().unwrap();
+            let same =
+                apply_settings(&cfg, &[Setting::new("name", toml::Value::String(name.into()))]).unwrap();
+            assert_eq!(same, cfg, "{name}");
         }
     }
 }

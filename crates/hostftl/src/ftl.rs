@@ -6,11 +6,11 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
+use firmware::config::HostFtlConfig;
 use firmware::ftl::{BlockManager, FtlConfig, FtlStats, UnitData};
-use firmware::raw::RawArray;
 use firmware::system::HostStack;
-use firmware::system::hostftl::HostFtlConfig;
 use nand::{BlockIdx, Geometry, Lpn, UnitAddr};
+use raw::RawArray;
 use rustc_hash::FxHashMap;
 use sim::sync::Notify;
 use sim::{CoreId, Cx};
@@ -188,12 +188,12 @@ impl Inner {
 /// flash time and what followed are the host command's critical path.
 #[derive(Default)]
 pub(crate) struct Critical {
-    last: Option<firmware::raw::RawCompletion>,
+    last: Option<raw::RawCompletion>,
 }
 
 impl Critical {
     /// Takes `c` if it finished its flash work later than the ones seen.
-    pub fn see(&mut self, c: firmware::raw::RawCompletion) {
+    pub fn see(&mut self, c: raw::RawCompletion) {
         if self.last.as_ref().is_none_or(|l| c.flash_done >= l.flash_done) {
             self.last = Some(c);
         }

@@ -10,8 +10,8 @@ use std::rc::Rc;
 
 use firmware::fil::TxnSource;
 use firmware::ftl::{Stream, UnitData, victim};
-use firmware::raw::{RawCommand, RawOp, RawStatus};
 use nand::{BlockIdx, DataTag, Lpn, PageIdx, UnitState};
+use raw::{RawCommand, RawOp, RawStatus};
 
 use crate::error::{GcRequestError, not_collectable};
 use crate::ftl::{HostFtl, Inner};

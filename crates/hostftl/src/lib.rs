@@ -8,7 +8,7 @@
 //!            host placement (group or die), super-page / pipelined writes, host-scheduled GC
 //!      │  RawCommand (read / program / sector / program-buffered / erase at typed PPAs)
 //!      ▼  over PCIe
-//!   RawArray (firmware::raw): array controllers (command slots), SRAM pool, DMA ─▶ FIL ─▶ NAND
+//!   RawArray (ssdlab-raw): array controllers (command slots), SRAM pool, DMA ─▶ FIL ─▶ NAND
 //! ```
 //!
 //! The FTL keeps its whole page map in host memory and owns every placement decision; the

@@ -7,11 +7,11 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
+use firmware::config::HostFtlConfig;
 use firmware::ftl::{BlockManager, FtlConfig, FtlStats, Stream};
-use firmware::raw::RawArray;
 use firmware::system::HostStack;
-use firmware::system::hostftl::HostFtlConfig;
 use nand::{BlockIdx, UnitState};
+use raw::RawArray;
 use rustc_hash::FxHashMap;
 use sim::sync::Notify;
 use sim::{CoreId, Cx};

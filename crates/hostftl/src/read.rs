@@ -7,9 +7,9 @@ use std::rc::Rc;
 
 use firmware::fil::TxnSource;
 use firmware::ftl::{MediaError, UnitData};
-use firmware::raw::{RawCommand, RawOp, RawStatus};
 use firmware::trace::Phases;
 use nand::{DataTag, Lpn, PageIdx};
+use raw::{RawCommand, RawOp, RawStatus};
 
 use crate::ftl::{Critical, Inner};
 

@@ -3,14 +3,13 @@
 use std::path::Path;
 use std::rc::Rc;
 
-use firmware::config::DeviceConfig;
+use firmware::config::{DeviceConfig, HostFtlConfig, SystemConfig};
 use firmware::platform::{Platform, StoreChoice};
-use firmware::power::{Activity, Energy, ResolvedPower};
-use firmware::raw::RawArray;
-use firmware::system::hostftl::HostFtlConfig;
-use firmware::system::{Front, HostStack, Sample, Sampler, System, SystemConfig, Totals};
+use firmware::power::Energy;
+use firmware::system::{DeviceMeter, Front, Handles, HostStack, Sample, Sampler, System, Totals};
 use nand::store::ImageError;
-use sim::{CoreId, Frequency, Sim, SimTime};
+use raw::RawArray;
+use sim::CoreId;
 
 use crate::front::HostFtlFront;
 use crate::ftl::HostFtl;
@@ -79,31 +78,16 @@ impl HostFtlSystem {
         let parts =
             Parts { raw: raw.clone(), host: host.clone(), cfg: h.clone(), policy: cfg.ftl.clone(), gc_core };
         let ftl = HostFtl::open(&sim.cx(), parts).map_err(BuildError::Mount)?;
-        let front = Rc::new(HostFtlFront::new(
-            &sim.cx(),
-            ftl.clone(),
-            host.clone(),
-            cfg.host.queues,
-            cfg.host.lba_size.bytes() as u32,
-            cfg.host.max_transfer.bytes(),
-        ));
+        let front = Rc::new(HostFtlFront::new(&sim.cx(), ftl.clone(), host.clone(), &cfg.host));
         Ok(HostFtlSystem { platform, raw, host, ftl, front })
     }
 
     fn probe(&self) -> Probe {
-        let cfg = &self.platform.config;
-        let mut cores: Vec<(CoreId, Frequency)> =
-            self.platform.cores.iter().zip(&cfg.controller.cores).map(|(id, s)| (*id, s.clock)).collect();
-        cores.extend(self.raw.cores().into_iter().map(|c| (c, section(cfg).array.clock)));
+        let clock = section(&self.platform.config).array.clock;
         Probe {
-            cx: self.platform.sim.cx(),
             ftl: self.ftl.clone(),
             host: self.host.clone(),
-            cores,
-            power: Rc::new(cfg.power()),
-            dies: cfg.geometry.total_dies(),
-            dram: cfg.controller.dram,
-            lanes: cfg.host.link.lanes,
+            meter: DeviceMeter::of(&self.platform).with_cores(self.raw.cores(), clock),
         }
     }
 }
@@ -111,72 +95,25 @@ impl HostFtlSystem {
 /// Handles on the system's counters for a sampler.
 #[derive(Clone)]
 struct Probe {
-    cx: sim::Cx,
     ftl: HostFtl,
     host: Rc<HostStack>,
-    cores: Vec<(CoreId, Frequency)>,
-    power: Rc<ResolvedPower>,
-    dies: u32,
-    dram: sim::ByteSize,
-    lanes: u32,
+    meter: DeviceMeter,
 }
 
 impl Probe {
     fn energy(&self) -> Energy {
         let raw = self.ftl.raw();
-        let fil = raw.fil().stats();
-        let core_stats = self.cx.core_stats();
-        let (to_device, to_host) = raw.link().bytes();
-        let device = Activity {
-            elapsed: self.cx.now().saturating_since(SimTime::ZERO),
-            reads: fil.read.count,
-            programs: fil.program.count,
-            erases: fil.erase.count,
-            channel_bytes: fil.read.bytes + fil.program.bytes,
-            dies: self.dies,
-            cores: self.cores.iter().map(|(id, clock)| (*clock, core_stats[id.index()].busy)).collect(),
-            dram: self.dram,
-            link_bytes: to_device + to_host,
-            link_lanes: self.lanes,
-        };
-        device.energy(&self.power) + self.host.activity().energy(&self.power)
+        self.meter.energy(raw.fil(), raw.link()) + self.host.energy(self.meter.power())
     }
 
     fn sample(&self) -> Sample {
-        let st = self.ftl.stats();
-        Sample {
-            host_units: st.host_units_written,
-            flash_units: st.units_programmed.iter().sum(),
-            free_blocks: self.ftl.free_blocks(),
-            gc_units_moved: st.gc_units_moved,
-            erases: st.blocks_erased,
-            energy: self.energy(),
-            host_memory: self.host.memory(),
-            host_busy_ns: self.host.busy().as_nanos(),
-            host_cores: self.host.cores().len() as u32,
-        }
+        Sample::of_ftl(&self.ftl.stats(), self.ftl.free_blocks(), self.energy()).with_host(&self.host)
     }
 }
 
 impl System for HostFtlSystem {
-    fn sim(&self) -> &Sim {
-        &self.platform.sim
-    }
-
-    fn config(&self) -> &DeviceConfig {
-        &self.platform.config
-    }
-
-    fn front(&self) -> Front {
-        Front::Other(self.front.clone())
-    }
-
-    fn queues(&self) -> u32 {
-        self.platform.config.host.queues
-    }
-
-    fn host_cores(&self) -> Vec<CoreId> {
-        self.host.cores().to_vec()
+    fn handles(&self) -> Handles<'_> {
+        Handles::on(&self.platform, Front::Other(self.front.clone())).with_host(&self.host)
     }
 
     fn sampler(&self) -> Sampler {
@@ -186,10 +123,7 @@ impl System for HostFtlSystem {
 
     fn totals(&self) -> Totals {
         let fil = self.raw.fil();
-        let array = fil.array().borrow();
-        let erase_counts: Vec<u32> =
-            array.blocks().iter().filter(|b| !b.bad).map(|b| b.erase_count).collect();
-        let mean = erase_counts.iter().map(|&e| e as f64).sum::<f64>() / erase_counts.len().max(1) as f64;
+        let erase_counts = fil.erase_counts();
         let cfg = &self.platform.config;
         let target = cfg.ftl.gc.soft(cfg.geometry.blocks) as f64
             * (cfg.geometry.total_dies() * cfg.geometry.planes) as f64;
@@ -197,13 +131,13 @@ impl System for HostFtlSystem {
         Totals {
             ftl: self.ftl.stats(),
             fil: fil.stats().clone(),
+            smart: self.front.smart().log(&erase_counts, fil.timing().endurance, spare),
             erase_counts,
             cache: self.ftl.hits(),
             cmt: None,
             dirty_units: self.ftl.pending_units(),
             free_blocks: self.ftl.free_blocks(),
             link: self.raw.link().bytes(),
-            smart: self.front.smart().log(mean, fil.timing().endurance, spare),
             energy: self.probe().energy(),
             host: Some(self.host.usage()),
             architecture: "host-ftl".into(),

@@ -15,12 +15,12 @@
 
 use std::rc::Rc;
 
+use firmware::config::WriteMode;
 use firmware::fil::{PageWrite, TxnSource};
 use firmware::ftl::{Stream, UnitData};
-use firmware::raw::{RawCommand, RawCompletion, RawOp, RawStatus, Sector};
-use firmware::system::hostftl::WriteMode;
 use firmware::trace::Phases;
 use nand::{Lpn, Oob, OobSlot, PageIdx};
+use raw::{RawCommand, RawCompletion, RawOp, RawStatus, Sector};
 
 use crate::alloc::{OpenPage, Target};
 use crate::ftl::{Critical, Inner, Pending};

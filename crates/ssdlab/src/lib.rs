@@ -1,6 +1,16 @@
 //! The `ssdlab` command as a library: what `ssdlab run` and `ssdlab age` do, callable from
 //! tests and benchmarks.
 //!
+//! ```text
+//!   ssdlab (bin: cli, commands) ──▶ this library ──▶ a system: an SSD (HIL -> FTL -> FIL -> NAND),
+//!                                                    a bridge over SSDs, a host-side FTL
+//! ```
+//!
+//! The binary shares `src/` with it (its modules are listed in `main.rs`); the library's are
+//! declared here: [`setup`] (what a run is made of), the systems of every kind built and
+//! measured (`rig`, re-exported below), [`serve`] (the device over NBD), [`sweep`] and
+//! [`perfetto`].
+//!
 //! A run has two parts: [`prepare`] builds the device and brings it to its starting state
 //! (fresh, preconditioned, or from a snapshot), then [`measure`] runs the jobs and assembles the
 //! report. [`simulate`] does both for a fresh device.

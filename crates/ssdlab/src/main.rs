@@ -1,9 +1,16 @@
 //! The `ssdlab` command: parse, load the device, run, print.
+//!
+//! The binary and the library (`lib.rs`) share `src/`. The binary's own modules are the ones
+//! declared here: `cli` (the arguments), `commands` (one module per subcommand),
+//! `named_device` (the device and page store a command line names), `progress` (the progress
+//! bar) and `alloc` (the process's allocator). Everything a command runs — building and
+//! measuring systems, `setup`, `serve`, `sweep`, `perfetto` — is the library's, which the
+//! commands reach as `ssdlab::`.
 
 mod alloc;
 mod cli;
 mod commands;
-mod device;
+mod named_device;
 mod output_paths;
 mod progress;
 

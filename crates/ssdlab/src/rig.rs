@@ -1,10 +1,10 @@
 //! Systems of every kind ready to run: one SSD, a bridge over several SSDs, or a raw flash
 //! array under a host-side FTL, built from a configuration and brought to a starting state.
 
-use firmware::bridge::BridgeSystem;
-use firmware::config::DeviceConfig;
+use bridge::BridgeSystem;
+use firmware::config::{DeviceConfig, SystemConfig};
 use firmware::platform::StoreChoice;
-use firmware::system::{System, SystemConfig};
+use firmware::system::System;
 use host::replay::{ReplaySpec, replay};
 use host::run::{Progress, RunOptions, run_jobs_with};
 use host::workload::JobSpec;

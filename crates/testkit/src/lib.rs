@@ -20,8 +20,10 @@
 
 mod conformance;
 pub mod crash;
+mod devices;
 pub mod durability;
 mod shadow;
 
 pub use conformance::{Conformance, Outcome, Plan};
+pub use devices::small_device;
 pub use shadow::{ShadowStore, pattern};

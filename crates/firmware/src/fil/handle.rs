@@ -121,6 +121,11 @@ impl Fil {
         &self.sh.array
     }
 
+    /// The erase count of every good block of the array, in block order.
+    pub fn erase_counts(&self) -> Vec<u32> {
+        self.sh.array.borrow().blocks().iter().filter(|b| !b.bad).map(|b| b.erase_count).collect()
+    }
+
     /// The array geometry.
     pub fn geometry(&self) -> &Geometry {
         &self.sh.geo

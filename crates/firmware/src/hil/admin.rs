@@ -91,16 +91,16 @@ impl Controller {
                 model: format!("ssdlab {}", self.ftl.fil().geometry().capacity()),
                 serial: "SSDLAB0001".into(),
                 firmware: env!("CARGO_PKG_VERSION").into(),
-                max_transfer: self.cfg.max_transfer.bytes(),
+                max_transfer: self.ns.max_transfer,
                 io_queues: self.cfg.queues,
                 queue_depth: self.cfg.queue_depth,
                 namespaces: 1,
             }),
             AdminCommand::IdentifyNamespace => AdminResult::Namespace(IdentifyNamespace {
-                size: self.capacity_lbas,
-                capacity: self.capacity_lbas,
-                utilisation: self.ftl.mapped_units() * (self.unit_bytes / self.lba_bytes) as u64,
-                lba_bytes: self.lba_bytes,
+                size: self.ns.capacity_lbas,
+                capacity: self.ns.capacity_lbas,
+                utilisation: self.ftl.mapped_units() * self.ns.spu() as u64,
+                lba_bytes: self.ns.lba_bytes,
             }),
             AdminCommand::CreateIoQueue { qid, priority } => match self.create_queue(qid, priority) {
                 Ok(()) => AdminResult::Done,
@@ -119,10 +119,6 @@ impl Controller {
     /// The SMART / health log as of now.
     pub fn smart_log(&self) -> SmartLog {
         let fil = self.ftl.fil();
-        let array = fil.array().borrow();
-        let good: Vec<u32> = array.blocks().iter().filter(|b| !b.bad).map(|b| b.erase_count).collect();
-        let mean = good.iter().map(|&e| e as f64).sum::<f64>() / good.len().max(1) as f64;
-        let spare = self.ftl.spare_percent();
-        self.smart.borrow().log(mean, fil.timing().endurance, spare)
+        self.smart.borrow().log(&fil.erase_counts(), fil.timing().endurance, self.ftl.spare_percent())
     }
 }

@@ -15,6 +15,7 @@ use crate::ftl::Ftl;
 use crate::hil::arbiter::Arbiter;
 use crate::hil::config::HostInterfaceConfig;
 use crate::hil::link::{Dir, Link};
+use crate::hil::namespace::Namespace;
 use crate::hil::nvme::{CommandTiming, HostData, NvmeCommand, NvmeCompletion, Status};
 use crate::hil::queues::{Entry, Interrupts, Priority, QueuePair, Work};
 use crate::hil::smart::SmartCounters;
@@ -63,9 +64,8 @@ pub struct Controller {
     pub(crate) doorbell: Notify,
     pub(crate) arbiter: RefCell<Arbiter>,
     pub(crate) smart: RefCell<SmartCounters>,
-    pub(crate) lba_bytes: u32,
-    pub(crate) unit_bytes: u32,
-    pub(crate) capacity_lbas: u64,
+    /// The namespace it exposes.
+    pub(crate) ns: Namespace,
     me: Weak<Controller>,
     /// Commands completed (for progress reporting).
     pub(crate) completed: Cell<u64>,
@@ -103,9 +103,7 @@ impl Controller {
                 .collect(),
             _ => Vec::new(),
         };
-        let unit_bytes = ftl.fil().geometry().unit_bytes();
-        let lba_bytes = cfg.lba_size.bytes() as u32;
-        let capacity_lbas = ftl.logical_units() as u64 * (unit_bytes / lba_bytes) as u64;
+        let ns = Namespace::new(cfg, ftl.logical_units(), ftl.fil().geometry().unit_bytes(), ftl.payload());
         let c = Rc::new_cyclic(|me| Controller {
             cx: cx.clone(),
             core,
@@ -120,9 +118,7 @@ impl Controller {
             doorbell: Notify::new(cx, "doorbell"),
             arbiter: RefCell::new(Arbiter::new(&cfg.arbitration, cfg.fetch_burst)),
             smart: RefCell::new(SmartCounters::default()),
-            lba_bytes,
-            unit_bytes,
-            capacity_lbas,
+            ns,
             me: me.clone(),
             completed: Cell::new(0),
             next_id: Cell::new(0),
@@ -159,29 +155,29 @@ impl Controller {
         &self.cx
     }
 
+    /// The namespace it exposes: capacity, block and unit sizes, transfer limit, payload.
+    pub fn namespace(&self) -> Namespace {
+        self.ns
+    }
+
     /// Namespace size in logical blocks.
     pub fn capacity_lbas(&self) -> u64 {
-        self.capacity_lbas
+        self.ns.capacity_lbas
     }
 
     /// Logical block size in bytes.
     pub fn lba_bytes(&self) -> u32 {
-        self.lba_bytes
-    }
-
-    /// Largest data transfer of one command, bytes.
-    pub fn max_transfer(&self) -> u64 {
-        self.cfg.max_transfer.bytes()
+        self.ns.lba_bytes
     }
 
     /// Mapping unit size in bytes.
     pub fn unit_bytes(&self) -> u32 {
-        self.unit_bytes
+        self.ns.unit_bytes
     }
 
     /// Whether data moves as bytes (payload stores) rather than tags.
     pub fn payload(&self) -> bool {
-        self.ftl.payload()
+        self.ns.payload
     }
 
     /// The link (for its byte counters).
@@ -249,8 +245,7 @@ impl Controller {
             phases: Phases::default(),
         };
         let traced = self.cx.tracing() && self.cx.trace_admit(id);
-        let label = traced
-            .then(|| format!("{} {}", cmd.opcode.name(), ByteSize(cmd.nlb as u64 * self.lba_bytes() as u64)));
+        let label = traced.then(|| format!("{} {}", cmd.opcode.name(), ByteSize(self.ns.bytes(cmd.nlb))));
         let Some(q) = self.queues.borrow().get(qid as usize).cloned().flatten() else {
             return fail(Status::InvalidQueue);
         };

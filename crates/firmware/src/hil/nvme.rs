@@ -98,10 +98,10 @@ impl std::str::FromStr for Placement {
 }
 
 impl NvmeCommand {
-    /// A read of `nlb` blocks at `slba`.
-    pub fn read(slba: u64, nlb: u32) -> Self {
+    /// A command of `opcode` on `nlb` blocks at `slba`, without data, ranges, FUA or placement.
+    fn of(opcode: Opcode, slba: u64, nlb: u32) -> Self {
         NvmeCommand {
-            opcode: Opcode::Read,
+            opcode,
             slba,
             nlb,
             fua: false,
@@ -109,58 +109,31 @@ impl NvmeCommand {
             data: HostData::None,
             placement: None,
         }
+    }
+
+    /// A read of `nlb` blocks at `slba`.
+    pub fn read(slba: u64, nlb: u32) -> Self {
+        NvmeCommand::of(Opcode::Read, slba, nlb)
     }
 
     /// A write of `nlb` blocks at `slba` carrying `data`.
     pub fn write(slba: u64, nlb: u32, data: HostData) -> Self {
-        NvmeCommand {
-            opcode: Opcode::Write,
-            slba,
-            nlb,
-            fua: false,
-            ranges: Vec::new(),
-            data,
-            placement: None,
-        }
+        NvmeCommand { data, ..NvmeCommand::of(Opcode::Write, slba, nlb) }
     }
 
     /// A flush.
     pub fn flush() -> Self {
-        NvmeCommand {
-            opcode: Opcode::Flush,
-            slba: 0,
-            nlb: 0,
-            fua: false,
-            ranges: Vec::new(),
-            data: HostData::None,
-            placement: None,
-        }
+        NvmeCommand::of(Opcode::Flush, 0, 0)
     }
 
     /// A deallocate of `ranges`.
     pub fn deallocate(ranges: Vec<(u64, u32)>) -> Self {
-        NvmeCommand {
-            opcode: Opcode::DatasetManagement,
-            slba: 0,
-            nlb: 0,
-            fua: false,
-            ranges,
-            data: HostData::None,
-            placement: None,
-        }
+        NvmeCommand { ranges, ..NvmeCommand::of(Opcode::DatasetManagement, 0, 0) }
     }
 
     /// A write-zeroes of `nlb` blocks at `slba`.
     pub fn write_zeroes(slba: u64, nlb: u32) -> Self {
-        NvmeCommand {
-            opcode: Opcode::WriteZeroes,
-            slba,
-            nlb,
-            fua: false,
-            ranges: Vec::new(),
-            data: HostData::None,
-            placement: None,
-        }
+        NvmeCommand::of(Opcode::WriteZeroes, slba, nlb)
     }
 }
 

@@ -2,6 +2,8 @@
 
 use serde::Serialize;
 
+use crate::hil::nvme::{NvmeCommand, Opcode, Status};
+
 /// Counters the controller keeps while serving commands.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct SmartCounters {
@@ -38,8 +40,30 @@ pub struct SmartLog {
 }
 
 impl SmartCounters {
-    /// The log page, given the wear and spare measurements.
-    pub fn log(&self, mean_erases: f64, endurance: u32, spare_pct: f64) -> SmartLog {
+    /// Counts a completed command (`lba_bytes` per logical block): a successful read or write
+    /// adds a command and its bytes; a media or data-integrity error (an unrecovered read, an
+    /// internal error) adds a media error; anything else (a malformed command) adds nothing.
+    pub fn account(&mut self, cmd: &NvmeCommand, status: &Status, lba_bytes: u32) {
+        let bytes = cmd.nlb as u64 * lba_bytes as u64;
+        match (cmd.opcode, status) {
+            (Opcode::Read, Status::Success) => {
+                self.host_read_commands += 1;
+                self.bytes_read += bytes;
+            }
+            (Opcode::Write, Status::Success) => {
+                self.host_write_commands += 1;
+                self.bytes_written += bytes;
+            }
+            (_, Status::UnrecoveredRead | Status::InternalError(_)) => self.media_errors += 1,
+            _ => {}
+        }
+    }
+
+    /// The log page, given the wear (the erase count of every good block, and the rated
+    /// endurance) and the spare blocks as a percentage of those GC keeps in reserve.
+    pub fn log(&self, erase_counts: &[u32], endurance: u32, spare_pct: f64) -> SmartLog {
+        let mean_erases =
+            erase_counts.iter().map(|&e| e as f64).sum::<f64>() / erase_counts.len().max(1) as f64;
         let units = |bytes: u64| (bytes / 512).div_ceil(1000);
         SmartLog {
             data_units_read: units(self.bytes_read),

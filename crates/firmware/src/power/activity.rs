@@ -58,8 +58,7 @@ impl Activity {
             channels: self.channel_bytes as f64 * p.channel.pj_per_byte * 1e-12,
             controller: cores + c.static_w * secs,
             dram: p.dram.mw_per_gib * 1e-3 * gib * secs + self.link_bytes as f64 * p.dram.pj_per_byte * 1e-12,
-            link: self.link_bytes as f64 * p.link.pj_per_byte * 1e-12
-                + self.link_lanes as f64 * p.link.idle_mw_per_lane * 1e-3 * secs,
+            link: p.link.energy(self.link_bytes, self.link_lanes, secs),
             host_cpu: 0.0,
             host_dram: 0.0,
         }

@@ -65,6 +65,13 @@ pub struct LinkPower {
     pub idle_mw_per_lane: f64,
 }
 
+impl LinkPower {
+    /// Joules for `bytes` over the wire and `lanes` kept up for `secs` seconds.
+    pub fn energy(&self, bytes: u64, lanes: u32, secs: f64) -> f64 {
+        bytes as f64 * self.pj_per_byte * 1e-12 + lanes as f64 * self.idle_mw_per_lane * 1e-3 * secs
+    }
+}
+
 /// Host power charged to a host-side FTL (reported apart from the device's).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

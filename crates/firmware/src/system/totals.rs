@@ -7,6 +7,7 @@ use crate::fil::{FilStats, OpStats};
 use crate::ftl::FtlStats;
 use crate::hil::SmartLog;
 use crate::power::Energy;
+use crate::system::host::HostStack;
 
 /// Cumulative counters at one instant (one per time-series interval boundary).
 #[derive(Copy, Clone, Debug, Default, PartialEq)]
@@ -29,6 +30,32 @@ pub struct Sample {
     pub host_busy_ns: u64,
     /// Host cores the storage stack runs on (0 unless the FTL runs on the host).
     pub host_cores: u32,
+}
+
+impl Sample {
+    /// The counters of an FTL (its statistics `st` and free blocks) with the system's
+    /// `energy`; no host side.
+    pub fn of_ftl(st: &FtlStats, free_blocks: u64, energy: Energy) -> Sample {
+        Sample {
+            host_units: st.host_units_written,
+            flash_units: st.units_programmed.iter().sum(),
+            free_blocks,
+            gc_units_moved: st.gc_units_moved,
+            erases: st.blocks_erased,
+            energy,
+            ..Sample::default()
+        }
+    }
+
+    /// The sample with the host side's counters: its memory, busy time and cores now.
+    pub fn with_host(self, host: &HostStack) -> Sample {
+        Sample {
+            host_memory: host.memory(),
+            host_busy_ns: host.busy().as_nanos(),
+            host_cores: host.cores().len() as u32,
+            ..self
+        }
+    }
 }
 
 /// What the host side of a host-side FTL used.

@@ -1,6 +1,5 @@
 //! Integration tests of the firmware crate.
 
-mod bridge;
 mod conformance;
 mod conformance_long;
 mod errors;
@@ -16,6 +15,7 @@ use firmware::fil::{Fil, FilConfig, FlashRequest, TxnResult};
 use nand::store::MetaStore;
 use nand::{FlashArray, Geometry, PageIdx, Timing};
 use sim::{ByteSize, CoreId, CoreSpec, Frequency, Sim};
+pub use testkit::small_device;
 
 /// A bench: a simulation with one FIL core and a metadata-only array.
 pub struct Bench {
@@ -105,34 +105,4 @@ pub fn arch_device(name: &str, kind: &str, ftl: &str) -> DeviceConfig {
         .set("controller.cores", cores)
         .and_then(|c| c.set("architecture.kind", kind))
         .unwrap_or_else(|e| panic!("{name} on {kind}: {e}"))
-}
-
-/// The small device the conformance, long-conformance and recovery suites share (64 MiB raw:
-/// 2 ch x 2 ways x 2 planes x 32 blocks x 16 pages of 16 KiB, 25% OP, 4 I/O queues), so GC,
-/// cache write-backs and translation-page traffic all happen within a few thousand commands;
-/// `ftl` adds lines to its `[ftl]` table.
-pub fn small_device(name: &str, ftl: &str) -> DeviceConfig {
-    let text = format!(
-        r#"
-name = "{name}"
-[geometry]
-channels = 2
-ways = 2
-dies = 1
-planes = 2
-blocks = 32
-pages = 16
-page_size = "16KiB"
-[controller]
-dram = "64MiB"
-[host]
-queues = 4
-queue_depth = 64
-workers_per_queue = 4
-[ftl]
-op = 0.25
-{ftl}
-"#
-    );
-    DeviceConfig::from_toml(&text, &format!("{name} device")).unwrap_or_else(|e| panic!("{e}"))
 }

@@ -10,10 +10,10 @@ use ssdlab::Start;
 
 use super::run::{Workload, any_job_flag, jobs, measure, prepare};
 use crate::cli::{AgeArgs, OutputArgs};
-use crate::device;
+use crate::named_device;
 
 pub fn run(a: AgeArgs) -> Result<()> {
-    let cfg = device::load(a.device.as_deref())?;
+    let cfg = named_device::load(a.device.as_deref())?;
     if !cfg.system.is_ssd() {
         return Err(anyhow!(
             "{}: ssdlab age saves single SSDs; this device is a {}",

@@ -19,7 +19,7 @@ use sim::sync::{Ring, RingSpec};
 use sim::{ByteSize, CoreId, CoreSpec, Frequency, Sim, SimDuration};
 
 use crate::cli::BenchArgs;
-use crate::device;
+use crate::named_device;
 
 /// Blocks per plane of the full-firmware device: the default preset with its array cut down
 /// (from 1048 in `softssd`) so that preconditioning takes seconds, not minutes. Everything else
@@ -119,7 +119,7 @@ fn fil_transactions(op: PhysOp, count: u64) -> Result<(u64, f64)> {
 /// state: 4 KiB random reads at QD32, then 4 KiB random writes at QD32 once the data cache is
 /// full of dirty lines, so that every write costs a write-back and GC runs.
 fn firmware_steady_state() -> Result<()> {
-    let mut cfg = device::load(None)?;
+    let mut cfg = named_device::load(None)?;
     cfg.geometry.blocks = FIRMWARE_BLOCKS;
     cfg.validate().map_err(|e| anyhow::anyhow!("bench device: {e}"))?;
     let what = format!("{}, {FIRMWARE_BLOCKS} blocks/plane", cfg.name);
@@ -172,8 +172,8 @@ const WARMUP_CHUNK: u64 = 200_000;
 /// warm-up only takes the device to the cliff and the measured window is long (`--writes`,
 /// a million by default) to average over many of GC's cycles.
 fn full_size(a: &BenchArgs) -> Result<()> {
-    let mut cfg = device::load(Some(&a.full_size))?;
-    device::single_ssd(&cfg, "bench")?;
+    let mut cfg = named_device::load(Some(&a.full_size))?;
+    named_device::single_ssd(&cfg, "bench")?;
     if let Some(b) = a.blocks {
         cfg.geometry.blocks = b;
         cfg.validate().map_err(|e| anyhow::anyhow!("--blocks {b}: {e}"))?;

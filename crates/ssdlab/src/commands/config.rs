@@ -2,11 +2,14 @@
 
 use anyhow::Result;
 
-use crate::device;
+use crate::named_device;
 
 pub fn run(name: Option<&str>, sets: &[String]) -> Result<()> {
-    let cfg = super::run::settings(device::load(name)?, sets)?;
-    println!("# ssdlab device configuration, resolved from `{}`.", name.unwrap_or(device::DEFAULT_DEVICE));
+    let cfg = super::run::settings(named_device::load(name)?, sets)?;
+    println!(
+        "# ssdlab device configuration, resolved from `{}`.",
+        name.unwrap_or(named_device::DEFAULT_DEVICE)
+    );
     println!("# Every field is shown; edit and run with `ssdlab run FILE`.\n");
     print!("{}", cfg.resolved().to_toml());
     Ok(())

@@ -4,7 +4,7 @@ use anyhow::{Context, Result};
 use host::phys::{self, PhysOp, PhysPattern, PhysReport, PhysWorkload};
 
 use crate::cli::{CommonArgs, OpArg, PatternArg, PhysArgs};
-use crate::device;
+use crate::named_device;
 use crate::progress::Progress;
 
 pub fn run(a: PhysArgs) -> Result<()> {
@@ -39,12 +39,12 @@ pub fn execute(device_name: Option<&str>, w: &PhysWorkload, common: &CommonArgs)
     if let Some(path) = &common.json {
         crate::output_paths::file("--json", path)?;
     }
-    let cfg = device::load(device_name)?;
+    let cfg = named_device::load(device_name)?;
     if cfg.system.kind() == "bridge" {
         anyhow::bail!("{} is a bridge over several SSDs: `ssdlab phys` drives one flash array", cfg.name);
     }
     w.validate(&cfg.geometry).map_err(|e| anyhow::anyhow!("workload: {e}"))?;
-    let platform = device::build(&cfg, common)?;
+    let platform = named_device::build(&cfg, common)?;
     let mut progress = Progress::new("transactions");
     let report = phys::run(&platform, w, &mut |done, total| progress.update(done, total))?;
     progress.finish();

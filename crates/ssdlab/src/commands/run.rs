@@ -19,7 +19,7 @@ use ssdlab::{CsvRequests, Start};
 
 use crate::cli::{Ageing, CommonArgs, DEFAULT_AGEING, JobArgs, OutputArgs, RunArgs, StartArgs};
 use crate::progress::Progress;
-use crate::{device, output_paths};
+use crate::{named_device, output_paths};
 
 /// What a run drives the device with.
 pub(crate) enum Workload {
@@ -76,9 +76,9 @@ pub(crate) fn execute(
     let (mut cfg, start) = match &start.state {
         Some(path) => from_snapshot(path, device, start.allow_config_change, &start.set)?,
         None => {
-            let mut cfg = device::load(device)?;
+            let mut cfg = named_device::load(device)?;
             if let Some(blocks) = start.blocks {
-                device::set_blocks(&mut cfg, blocks)?;
+                named_device::set_blocks(&mut cfg, blocks)?;
             }
             let cfg = settings(cfg, &start.set)?;
             let start = match start.precondition {
@@ -105,7 +105,7 @@ pub(crate) fn execute(
         }
     };
     cfg.ftl.bypass |= ftl_bypass;
-    let store = device::store(common)?;
+    let store = named_device::store(common)?;
     let warnings = match workload {
         Workload::Trace(spec) => super::replay::prescan(spec)?,
         Workload::Jobs { .. } => Vec::new(),
@@ -259,7 +259,7 @@ fn from_snapshot(
     let snapshot = Snapshot::load(path)?;
     let named = match device {
         None => None,
-        Some(name) => Some(device::load(Some(name))?),
+        Some(name) => Some(named_device::load(Some(name))?),
     };
     let cfg = match (named, sets.is_empty()) {
         (None, true) => snapshot.info.config.clone(),

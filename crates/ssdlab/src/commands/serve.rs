@@ -9,7 +9,7 @@ use live::{ConfigError, ServerConfig};
 use ssdlab::serve::{ServeOptions, Timing, start};
 
 use crate::cli::{ServeArgs, TimingArg};
-use crate::device;
+use crate::named_device;
 
 /// `eprintln!` that cannot fail: a closed standard error must not take the server down (see
 /// `ssdlab::serve::console`).
@@ -98,10 +98,10 @@ extern "C" fn on_signal(_: libc::c_int) {
 }
 
 pub fn run(a: ServeArgs) -> Result<()> {
-    let mut cfg = device::load(a.device.as_deref())?;
-    device::single_ssd(&cfg, "serve")?;
-    let blocks = a.blocks.unwrap_or_else(|| device::serve_blocks(&cfg));
-    device::set_blocks(&mut cfg, blocks)?;
+    let mut cfg = named_device::load(a.device.as_deref())?;
+    named_device::single_ssd(&cfg, "serve")?;
+    let blocks = a.blocks.unwrap_or_else(|| named_device::serve_blocks(&cfg));
+    named_device::set_blocks(&mut cfg, blocks)?;
     if !(a.dilation.is_finite() && a.dilation >= 1e-3) {
         bail!("--dilation {}: expected a positive factor, e.g. 2 to run the model at half speed", a.dilation);
     }

@@ -16,7 +16,7 @@
 //!
 //! Any number of connections, up to `ServeOptions::max_connections`, share the device's NVMe
 //! queue pairs (`host::live::LiveHost`). Files: `serving.rs` starts and stops (listeners bound
-//! before the image is opened), `device.rs` is the loop above, `client.rs` what the clients
+//! before the image is opened), `device_thread.rs` is the loop above, `client.rs` what the clients
 //! saw, `stats.rs` the stats line, `console.rs` printing that never fails.
 //!
 //! One thread reads, simulates and writes: a request costs no thread hand-off, which on a
@@ -45,7 +45,7 @@
 mod backend;
 mod client;
 pub mod console;
-mod device;
+mod device_thread;
 mod serving;
 mod stats;
 

@@ -14,7 +14,7 @@ use report::Report;
 
 use super::backend::{DeviceBackend, Msg, ToDevice, to_device};
 use super::client;
-use super::device::{DeviceOptions, device_thread};
+use super::device_thread::{DeviceOptions, device_thread};
 
 /// How completions are paced.
 #[derive(Copy, Clone, Debug, PartialEq)]

@@ -2,9 +2,7 @@
 //! "Preset hostftl-array"), every number from runs of the `hostftl-array` preset.
 
 use anyhow::Result;
-use firmware::config::DeviceConfig;
-use firmware::system::SystemConfig;
-use firmware::system::hostftl::WriteMode;
+use firmware::config::{DeviceConfig, SystemConfig, WriteMode};
 use host::run::RunOptions;
 use report::Report;
 use ssdlab::Start;

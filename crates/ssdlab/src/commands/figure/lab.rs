@@ -15,7 +15,7 @@ use serde::Serialize;
 use ssdlab::{Rig, Start};
 
 use super::FigureOpts;
-use crate::device;
+use crate::named_device;
 
 /// One line of a figure's table.
 #[derive(Clone, Debug, Serialize)]
@@ -60,9 +60,9 @@ impl Lab {
         quick_blocks: u32,
         edit: impl FnOnce(&mut DeviceConfig),
     ) -> Result<DeviceConfig> {
-        let mut cfg = device::load(Some(preset))?;
+        let mut cfg = named_device::load(Some(preset))?;
         if self.opts.quick {
-            device::set_blocks(&mut cfg, quick_blocks)?;
+            named_device::set_blocks(&mut cfg, quick_blocks)?;
         }
         edit(&mut cfg);
         cfg.validate().map_err(|e| anyhow::anyhow!("{preset}: {e}"))?;

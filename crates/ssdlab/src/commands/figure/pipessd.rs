@@ -84,11 +84,11 @@ pub fn run(a: &PipessdFigureArgs) -> Result<()> {
         ("Financial-like", Load::Jobs(vec![financial])),
     ];
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
-    let base = crate::device::load(Some("pipessd"))?;
+    let base = crate::named_device::load(Some("pipessd"))?;
     let mut cells = Vec::new();
     for (setup, sets, _) in SETUPS.iter().take(if a.quick { 1 } else { SETUPS.len() }) {
         let mut cfg = base.clone();
-        crate::device::set_blocks(&mut cfg, a.blocks)?;
+        crate::named_device::set_blocks(&mut cfg, a.blocks)?;
         let cfg = apply(&cfg, sets)?;
         eprintln!("{setup}: ageing {} to GC steady state", cfg.geometry.capacity());
         let aged = Aged::new(&cfg, a.seed)?;

@@ -1,9 +1,8 @@
 //! RAID-0 striping: which SSD holds which part of a host range, and moving a command's data
 //! between the host's order and the SSDs'.
 
+use firmware::hil::{HostData, split};
 use nand::DataTag;
-
-use crate::hil::{HostData, split};
 
 /// One SSD's share of a host range: one contiguous range of the SSD's blocks, made of
 /// stripe-unit chunks of the host range.

@@ -5,17 +5,17 @@ use std::collections::VecDeque;
 use std::future::Future;
 use std::rc::Rc;
 
+use firmware::config::ArrayConfig;
+use firmware::fil::{Fil, FlashRequest, FlashStatus, PageWrite, TxnResult};
+use firmware::hil::{Dir, Link, LinkConfig};
 use nand::{Geometry, Oob, OobSlot, PageIdx, Ppa};
 use rustc_hash::FxHashMap;
 use sim::sync::{Notify, oneshot};
 use sim::{CoreId, CoreSpec, Cx, Sim, SimDuration, SimTime};
 
-use crate::fil::{Fil, FlashRequest, FlashStatus, PageWrite, TxnResult};
-use crate::hil::{Dir, Link, LinkConfig};
-use crate::raw::command::{RawCommand, RawCompletion, RawOp, RawStatus};
-use crate::raw::config::ArrayConfig;
-use crate::raw::pipe::Pipe;
-use crate::raw::sram::Sram;
+use crate::command::{RawCommand, RawCompletion, RawOp, RawStatus};
+use crate::pipe::Pipe;
+use crate::sram::Sram;
 
 /// What the array controllers did.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -4,18 +4,17 @@
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use sim::{CoreId, Sim, SimTime};
-
-use crate::bridge::config::BridgeConfig;
-use crate::bridge::front::{Bridge, DRIVE_QUEUE};
-use crate::config::DeviceConfig;
-use crate::device::{Device, DeviceError, Opened};
-use crate::hil::SmartLog;
-use crate::platform::StoreChoice;
-use crate::power::{Energy, LinkPower, PowerConfig};
-use crate::system::{
-    DeviceProbe, Front, HostStack, Sample, Sampler, System, SystemConfig, Totals, merge_fil, merge_ftl,
+use firmware::config::{BridgeConfig, DeviceConfig, SystemConfig};
+use firmware::device::{Device, DeviceError, Opened};
+use firmware::hil::SmartLog;
+use firmware::platform::StoreChoice;
+use firmware::power::{Energy, LinkPower, PowerConfig, ResolvedPower};
+use firmware::system::{
+    BlockFront, DeviceProbe, Front, Handles, HostStack, Sample, Sampler, System, Totals, merge_fil, merge_ftl,
 };
+use sim::{Sim, SimTime};
+
+use crate::front::{Bridge, DRIVE_QUEUE};
 
 /// A bridge over several SSDs, with the host's thin driver.
 pub struct BridgeSystem {
@@ -116,7 +115,7 @@ struct Probe {
     power_w: f64,
     link: LinkPower,
     lanes: u32,
-    host_power: crate::power::ResolvedPower,
+    host_power: ResolvedPower,
 }
 
 impl Probe {
@@ -125,16 +124,11 @@ impl Probe {
         for d in &self.drives {
             e += d.energy();
         }
-        let secs = self.bridge_cx_now().saturating_since(SimTime::ZERO).as_secs_f64();
+        let secs = self.bridge.core().cx().now().saturating_since(SimTime::ZERO).as_secs_f64();
         let (to_device, to_host) = self.bridge.link().bytes();
         e.controller += self.power_w * secs;
-        e.link += (to_device + to_host) as f64 * self.link.pj_per_byte * 1e-12
-            + self.lanes as f64 * self.link.idle_mw_per_lane * 1e-3 * secs;
-        e + self.host.activity().energy(&self.host_power)
-    }
-
-    fn bridge_cx_now(&self) -> SimTime {
-        crate::system::BlockFront::cx(&*self.bridge).now()
+        e.link += self.link.energy(to_device + to_host, self.lanes, secs);
+        e + self.host.energy(&self.host_power)
     }
 
     fn sample(&self) -> Sample {
@@ -147,11 +141,7 @@ impl Probe {
             s.gc_units_moved += x.gc_units_moved;
             s.erases += x.erases;
         }
-        s.energy = self.energy();
-        s.host_memory = self.host.memory();
-        s.host_busy_ns = self.host.busy().as_nanos();
-        s.host_cores = self.host.cores().len() as u32;
-        s
+        Sample { energy: self.energy(), ..s }.with_host(&self.host)
     }
 }
 
@@ -171,24 +161,14 @@ impl BridgeSystem {
 }
 
 impl System for BridgeSystem {
-    fn sim(&self) -> &Sim {
-        &self.sim
-    }
-
-    fn config(&self) -> &DeviceConfig {
-        &self.config
-    }
-
-    fn front(&self) -> Front {
-        Front::Other(self.bridge.clone())
-    }
-
-    fn queues(&self) -> u32 {
-        bridge_config(&self.config).queues
-    }
-
-    fn host_cores(&self) -> Vec<CoreId> {
-        self.host.cores().to_vec()
+    fn handles(&self) -> Handles<'_> {
+        Handles {
+            sim: &self.sim,
+            config: &self.config,
+            front: Front::Other(self.bridge.clone()),
+            queues: bridge_config(&self.config).queues,
+            host: Some(&self.host),
+        }
     }
 
     fn sampler(&self) -> Sampler {

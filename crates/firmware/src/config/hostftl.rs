@@ -7,8 +7,7 @@ use serde::{Deserialize, Serialize};
 use sim::config::{ConfigError, ensure};
 use sim::{ByteSize, SimDuration};
 
-use crate::raw::ArrayConfig;
-use crate::system::HostStackConfig;
+use crate::config::{ArrayConfig, HostStackConfig};
 
 /// How the FTL writes host data.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

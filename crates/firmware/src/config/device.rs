@@ -1,6 +1,4 @@
-//! The device configuration: one TOML document describing geometry, timing, controller and
-//! firmware. Every field documents its default and unit; [`DeviceConfig::validate`] names the
-//! first bad field as a dotted path (`geometry.channels: must be at least 1`).
+//! [`DeviceConfig`]: the whole TOML document, its loading and its validation.
 
 use std::path::Path;
 
@@ -10,12 +8,13 @@ use sim::config::{ConfigError, ensure};
 use sim::{ByteSize, CoreSpec, Frequency};
 
 use crate::arch::ArchitectureConfig;
+use crate::config::SystemConfig;
+use crate::config::set::{SetError, Setting, apply_settings, parse_value};
 use crate::ecc::EccConfig;
 use crate::fil::FilConfig;
 use crate::ftl::FtlConfig;
 use crate::hil::HostInterfaceConfig;
 use crate::power::PowerConfig;
-use crate::system::SystemConfig;
 
 /// A whole simulated device.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -208,12 +207,9 @@ impl DeviceConfig {
 
     /// The configuration with the field at `path` (`ftl.cache.capacity`,
     /// `controller.cores[0].clock`) set to `value`, written as on the command line (TOML, or a
-    /// bare string), and validated: one [`settings::Setting`](crate::settings::Setting).
-    pub fn set(&self, path: &str, value: &str) -> Result<DeviceConfig, crate::settings::SetError> {
-        crate::settings::apply_settings(
-            self,
-            &[crate::settings::Setting::new(path, crate::settings::parse_value(value))],
-        )
+    /// bare string), and validated: one [`Setting`].
+    pub fn set(&self, path: &str, value: &str) -> Result<DeviceConfig, SetError> {
+        apply_settings(self, &[Setting::new(path, parse_value(value))])
     }
 }
 

@@ -3,8 +3,7 @@
 use serde::{Deserialize, Serialize};
 use sim::config::ConfigError;
 
-use crate::bridge::BridgeConfig;
-use crate::system::hostftl::HostFtlConfig;
+use crate::config::{BridgeConfig, HostFtlConfig};
 
 /// The kind of storage system. Default: one SSD.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

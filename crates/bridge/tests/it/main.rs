@@ -1,18 +1,18 @@
-//! The bridge-based device (BSSD): the conformance suite through the bridge (every SSD behind
+//! Integration tests of the bridge-based device (BSSD): the conformance suite through the bridge (every SSD behind
 //! it keeps its invariants), crash cycles over one NAND image per SSD, and the striping seen
 //! from the SSDs' counters.
 
-use firmware::bridge::BridgeSystem;
+use bridge::BridgeSystem;
 use firmware::config::DeviceConfig;
 use firmware::device::OpenedAs;
 use firmware::platform::StoreChoice;
 use firmware::system::System;
 use testkit::crash::{CrashPlan, Reopen, Reopened, crash_cycles};
-use testkit::{Conformance, Plan};
+use testkit::{Conformance, Plan, small_device};
 
 /// Three of the shared small SSDs behind a bridge, striped every 16 KiB, with `ftl`.
 fn bridge(ftl: &str) -> DeviceConfig {
-    let mut text = crate::small_device("bssd", ftl).to_toml();
+    let mut text = small_device("bssd", ftl).to_toml();
     text.push_str("\n[system]\nkind = \"bridge\"\ndrives = 3\nstripe = \"16KiB\"\n");
     DeviceConfig::from_toml(&text, "bssd").unwrap_or_else(|e| panic!("{e}"))
 }

@@ -1,5 +1,12 @@
-//! A raw flash array with a physical-address command interface (open-channel-like), for FTLs
-//! that run on the host: read, program and erase at typed PPAs, with completion, served by
+//! # ssdlab-raw: a raw flash array for FTLs that run on the host
+//!
+//! ```text
+//!   host: HIL (block driver) -> FTL (ssdlab-hostftl) ──raw commands──▶ [ this crate ] -> FIL -> NAND
+//! ```
+//!
+//! The device side of a host-side FTL system: no FTL of its own, a physical-address command
+//! interface (open-channel-like) over the firmware's FIL (`firmware::fil`), configured by
+//! `firmware::config::ArrayConfig` (the `array` table of `[system] kind = "host-ftl"`): read, program and erase at typed PPAs, with completion, served by
 //! flash array controllers, each owning a group of channels and a few command slots; an
 //! on-device SRAM pool that aggregates 4 KiB sectors into pages; a DMA engine between the SRAM
 //! and the host link.
@@ -18,11 +25,8 @@
 
 mod array;
 mod command;
-mod config;
 mod pipe;
 mod sram;
 
 pub use array::{RawArray, RawStats};
 pub use command::{RawCommand, RawCompletion, RawOp, RawStatus, Sector};
-pub use config::ArrayConfig;
-pub use pipe::Pipe;

@@ -4,8 +4,8 @@ use serde::{Deserialize, Serialize};
 use sim::config::{ConfigError, ensure};
 use sim::{ByteSize, SimDuration};
 
+use crate::config::HostStackConfig;
 use crate::hil::{HostInterfaceConfig, LinkConfig};
-use crate::system::HostStackConfig;
 
 /// A PCIe-to-SAS/SATA bridge striping over several SSDs. The rest of the device configuration
 /// describes one of those SSDs (its `[host]` section is its SAS/SATA side).

@@ -2,10 +2,9 @@
 
 use std::rc::Rc;
 
+use firmware::fil::{PageWrite, TxnResult, TxnSource};
 use nand::{DataTag, Lpn, Ppa};
 use sim::SimTime;
-
-use crate::fil::{PageWrite, TxnResult, TxnSource};
 
 /// One mapping unit written into a page buffer of the SRAM pool.
 #[derive(Clone, Debug)]

@@ -8,7 +8,7 @@ use sim::{SimDuration, SimTime};
 
 /// A first-come, first-served pipe.
 #[derive(Debug, Default)]
-pub struct Pipe {
+pub(crate) struct Pipe {
     busy_until: Cell<SimTime>,
     busy: Cell<SimDuration>,
 }

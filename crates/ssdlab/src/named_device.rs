@@ -1,4 +1,6 @@
-//! Finding a device: a preset name or a TOML file.
+//! The device a command line names (a preset or a TOML file, through the library's
+//! `ssdlab::setup`), the page store it asks for (`--store`, `--image`), and what the commands
+//! that drive a single SSD check and default (`serve`'s blocks per plane).
 
 use anyhow::{Context, Result, bail};
 use firmware::config::DeviceConfig;
