@@ -10,7 +10,8 @@ use firmware::hil::SmartLog;
 use firmware::platform::StoreChoice;
 use firmware::power::{Energy, LinkPower, PowerConfig, ResolvedPower};
 use firmware::system::{
-    BlockFront, DeviceProbe, Front, Handles, HostStack, Sample, Sampler, System, Totals, merge_fil, merge_ftl,
+    BlockFront, DeviceProbe, Front, Handles, HostStack, Sample, Sampler, System, SystemError, Totals,
+    merge_fil, merge_ftl,
 };
 use sim::{Sim, SimTime};
 
@@ -197,13 +198,16 @@ impl System for BridgeSystem {
         t
     }
 
-    fn checkpoint(&self) -> Result<(), String> {
-        self.drives.iter().try_for_each(Device::checkpoint).map_err(|e| e.to_string())
+    fn checkpoint(&self) -> Result<(), SystemError> {
+        for (k, d) in self.drives.iter().enumerate() {
+            d.checkpoint().map_err(|e| SystemError::of_drive(k, e))?;
+        }
+        Ok(())
     }
 
-    fn check_invariants(&self) -> Result<(), String> {
+    fn check_invariants(&self) -> Result<(), SystemError> {
         for (k, d) in self.drives.iter().enumerate() {
-            d.ftl.check_invariants().map_err(|e| format!("drive {k}: {e}"))?;
+            d.ftl.check_invariants().map_err(|e| SystemError::of_drive(k, e))?;
         }
         Ok(())
     }

@@ -186,7 +186,7 @@ pub enum RunError {
     Deadlock(#[from] Deadlock),
     /// The device refused to create a queue.
     #[error("creating I/O queue {0}: {1}")]
-    Queue(u16, String),
+    Queue(u16, #[source] firmware::system::QueueError),
     /// The trace could not be read, or has a bad line.
     #[error(transparent)]
     Trace(#[from] crate::trace::TraceError),
@@ -194,8 +194,11 @@ pub enum RunError {
     #[error("replay: {0}")]
     Replay(String),
     /// A job names a place the device does not have, or a device that places writes itself.
-    #[error("{0}")]
-    Placement(String),
+    #[error(transparent)]
+    Placement(firmware::system::SystemError),
+    /// A replay names a place the device does not have, or a device that places writes itself.
+    #[error("replay: {0}")]
+    ReplayPlacement(#[source] firmware::system::SystemError),
 }
 
 /// Checks that `jobs` can run on `dev`, as [`run_jobs_with`] does before it starts them, without

@@ -9,7 +9,7 @@ use crate::ftl::HostFtl;
 impl HostFtl {
     /// Checks that every mapped LPN names a valid unit holding it, that no other unit is
     /// valid, and that the block table matches the array; the error says what is wrong.
-    pub fn check_invariants(&self) -> Result<(), String> {
+    pub fn check_invariants(&self) -> Result<(), Violation> {
         let i = &*self.inner;
         let array = i.raw.fil().array().borrow();
         let mut mapped = 0u64;
@@ -21,15 +21,15 @@ impl HostFtl {
             let unit = nand::UnitAddr(u);
             match array.unit(unit) {
                 UnitState::Valid(l) if l == Lpn(lpn as u32) => {}
-                other => return Err(format!("LPN {lpn} maps to unit {u}, which is {other:?}")),
+                other => return Err(Violation::Map { lpn: lpn as u32, unit: u, state: other }),
             }
         }
         let valid: u64 = array.blocks().iter().map(|b| b.valid_units as u64).sum();
         if valid != mapped {
-            return Err(format!("{valid} valid units on flash but {mapped} mapped LPNs"));
+            return Err(Violation::ValidUnits { valid, mapped });
         }
         if mapped != i.mapped.get() {
-            return Err(format!("{mapped} mapped LPNs counted {}", i.mapped.get()));
+            return Err(Violation::MappedCount { mapped, counted: i.mapped.get() });
         }
         let blocks = i.blocks.borrow();
         for b in 0..i.geo.total_blocks() {
@@ -41,16 +41,65 @@ impl HostFtl {
                 BlockUse::Victim => false,
             };
             if !fine || info.pins > 0 {
-                return Err(format!(
-                    "block {b}: {:?} with {} pins, array write pointer {}",
-                    info.usage, info.pins, state.write_ptr
-                ));
+                return Err(Violation::Block {
+                    block: b,
+                    usage: info.usage,
+                    pins: info.pins,
+                    write_ptr: state.write_ptr,
+                });
             }
         }
         let census = blocks.census();
         if census.iter().sum::<u64>() != i.geo.total_blocks() as u64 || census[0] != blocks.total_free() {
-            return Err(format!("block census {census:?} does not add up"));
+            return Err(Violation::Census(census));
         }
         Ok(())
     }
+}
+
+/// The first invariant a check found broken (a bug: the description is for whoever debugs it).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Violation {
+    /// A mapped LPN whose unit does not hold it.
+    #[error("LPN {lpn} maps to unit {unit}, which is {state:?}")]
+    Map {
+        /// The LPN.
+        lpn: u32,
+        /// Where the map points.
+        unit: u32,
+        /// What that unit holds.
+        state: UnitState,
+    },
+    /// Valid units on flash and mapped LPNs differ.
+    #[error("{valid} valid units on flash but {mapped} mapped LPNs")]
+    ValidUnits {
+        /// Valid units on flash.
+        valid: u64,
+        /// Mapped LPNs.
+        mapped: u64,
+    },
+    /// The mapped-LPN counter is wrong.
+    #[error("{mapped} mapped LPNs counted {counted}")]
+    MappedCount {
+        /// Mapped LPNs found.
+        mapped: u64,
+        /// The counter.
+        counted: u64,
+    },
+    /// A block's use does not match the array.
+    #[error("block {block}: {usage:?} with {pins} pins, array write pointer {write_ptr}")]
+    Block {
+        /// The block.
+        block: u32,
+        /// Its use.
+        usage: BlockUse,
+        /// Reads pinning it.
+        pins: u32,
+        /// The array's write pointer.
+        write_ptr: u32,
+    },
+    /// The blocks by use do not add up.
+    #[error("block census {0:?} does not add up")]
+    Census([u64; 5]),
 }

@@ -35,8 +35,9 @@ mod read;
 mod system;
 mod write;
 
+pub use check::Violation;
 pub use error::{GcRequestError, PlacementError};
 pub use front::HostFtlFront;
 pub use ftl::HostFtl;
-pub use mount::Parts;
+pub use mount::{MountError, Parts};
 pub use system::{BuildError, HostFtlSystem};

@@ -36,7 +36,7 @@ pub struct Parts {
 impl HostFtl {
     /// An FTL over `parts.raw`'s array: empty if the array is fresh, else mounted over its data
     /// (see the module docs); the error says what does not fit.
-    pub fn open(cx: &Cx, parts: Parts) -> Result<HostFtl, String> {
+    pub fn open(cx: &Cx, parts: Parts) -> Result<HostFtl, MountError> {
         let geo = parts.raw.geometry().clone();
         let (states, has_data): (Vec<(u32, u32, bool)>, bool) = {
             let array = parts.raw.fil().array().borrow();
@@ -108,7 +108,7 @@ fn geo_blocks(i: &Inner) -> u64 {
 
 impl Inner {
     /// Rebuilds the map and the frontiers from the array's data.
-    fn rebuild(&self, states: &[(u32, u32, bool)]) -> Result<(), String> {
+    fn rebuild(&self, states: &[(u32, u32, bool)]) -> Result<(), MountError> {
         let mut newest = 0u64;
         let mut array = self.raw.fil().array().borrow_mut();
         for (b, &(write_ptr, _, _)) in states.iter().enumerate() {
@@ -120,10 +120,11 @@ impl Inner {
                     let unit = self.geo.unit_addr(page, s);
                     if let UnitState::Valid(lpn) = array.unit(unit) {
                         if lpn.0 >= self.logical {
-                            return Err(format!(
-                                "block {b} holds LPN {} beyond the {} logical units",
-                                lpn.0, self.logical
-                            ));
+                            return Err(MountError::BeyondCapacity {
+                                block: b as u32,
+                                lpn: lpn.0,
+                                logical: self.logical,
+                            });
                         }
                         self.l2p.borrow_mut()[lpn.0 as usize] = unit.0;
                         self.mapped.set(self.mapped.get() + 1);
@@ -131,8 +132,9 @@ impl Inner {
                     }
                 }
                 if valid {
-                    let oob =
-                        array.read(page, None).map_err(|e| format!("reading the OOB of block {b}: {e}"))?;
+                    let oob = array
+                        .read(page, None)
+                        .map_err(|source| MountError::Oob { block: b as u32, source })?;
                     newest = newest.max(oob.borns().iter().copied().max().unwrap_or(0)).max(oob.seq);
                 }
             }
@@ -146,4 +148,28 @@ impl Inner {
         self.seq.set(newest + 1);
         Ok(())
     }
+}
+
+/// Why an array's data could not be mounted under the host FTL's configuration.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum MountError {
+    /// A block holds an LPN beyond the configured capacity.
+    #[error("block {block} holds LPN {lpn} beyond the {logical} logical units")]
+    BeyondCapacity {
+        /// The block.
+        block: u32,
+        /// The LPN.
+        lpn: u32,
+        /// Logical units configured.
+        logical: u32,
+    },
+    /// A page's OOB could not be read.
+    #[error("reading the OOB of block {block}: {source}")]
+    Oob {
+        /// The block.
+        block: u32,
+        /// What the page store said.
+        source: std::io::Error,
+    },
 }

@@ -6,7 +6,9 @@ use std::rc::Rc;
 use firmware::config::{DeviceConfig, HostFtlConfig, SystemConfig};
 use firmware::platform::{Platform, StoreChoice};
 use firmware::power::Energy;
-use firmware::system::{DeviceMeter, Front, Handles, HostStack, Sample, Sampler, System, Totals};
+use firmware::system::{
+    DeviceMeter, Front, Handles, HostStack, Sample, Sampler, System, SystemError, Totals,
+};
 use nand::store::ImageError;
 use raw::RawArray;
 use sim::CoreId;
@@ -23,7 +25,7 @@ pub enum BuildError {
     Image(#[from] ImageError),
     /// The array's data does not fit the configuration.
     #[error("mounting the host FTL: {0}")]
-    Mount(String),
+    Mount(#[source] crate::mount::MountError),
 }
 
 /// A raw flash array under a host-side FTL, with the host it runs on.
@@ -145,17 +147,17 @@ impl System for HostFtlSystem {
         }
     }
 
-    fn check_placement(&self, placement: firmware::hil::Placement) -> Result<(), String> {
-        self.ftl.check_placement(placement).map_err(|e| e.to_string())
+    fn check_placement(&self, placement: firmware::hil::Placement) -> Result<(), SystemError> {
+        self.ftl.check_placement(placement).map_err(SystemError::other)
     }
 
-    fn checkpoint(&self) -> Result<(), String> {
+    fn checkpoint(&self) -> Result<(), SystemError> {
         let ftl = self.ftl.clone();
         self.platform.sim.cx().spawn(CoreId::UNBOUND, "flush for shutdown", async move { ftl.flush().await });
-        self.platform.sim.run().map(|_| ()).map_err(|d| format!("the array did not come to rest: {d}"))
+        self.platform.sim.run().map(|_| ()).map_err(SystemError::NotAtRest)
     }
 
-    fn check_invariants(&self) -> Result<(), String> {
-        self.ftl.check_invariants()
+    fn check_invariants(&self) -> Result<(), SystemError> {
+        self.ftl.check_invariants().map_err(SystemError::other)
     }
 }

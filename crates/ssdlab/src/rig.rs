@@ -107,7 +107,7 @@ pub fn prepare_rig_checked(
             };
             let sys = HostFtlSystem::build(cfg, store, seed).map_err(|e| match e {
                 hostftl::BuildError::Image(e) => SimulateError::Image(e),
-                hostftl::BuildError::Mount(m) => SimulateError::Saved(m),
+                hostftl::BuildError::Mount(m) => SimulateError::Saved(m.to_string()),
             })?;
             before_ageing(&sys)?;
             Ok(Rig { built: Built::HostFtl(Box::new(sys)), initial_state })

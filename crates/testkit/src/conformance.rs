@@ -110,7 +110,7 @@ impl Conformance {
                 for q in 1..=queues as u16 {
                     c2.create_queue(q).await?;
                 }
-                Ok::<(), String>(())
+                Ok::<(), firmware::system::QueueError>(())
             })
             .map_err(|d| fail(0, d.to_string()))?;
         created.map_err(|e| fail(0, format!("creating I/O queues failed: {e}")))?;

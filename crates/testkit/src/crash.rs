@@ -80,7 +80,7 @@ pub trait Reopen {
     /// Opens the system from its images (creating them the first time), with `seed`.
     fn open(&mut self, seed: u64) -> Result<(Box<dyn System>, Reopened), String>;
     /// Shuts it down cleanly, so that the next open mounts clean.
-    fn checkpoint(&mut self, sys: &dyn System) -> Result<(), String>;
+    fn checkpoint(&mut self, sys: &dyn System) -> Result<(), firmware::system::SystemError>;
 }
 
 struct Shared {
@@ -125,10 +125,10 @@ pub fn crash_cycles(plan: &CrashPlan, reopen: &mut dyn Reopen) -> Result<CrashOu
                 for q in 1..=queues {
                     f.create_queue(q).await?;
                 }
-                Ok::<(), String>(())
+                Ok::<(), firmware::system::QueueError>(())
             })
             .map_err(|d| fail(d.to_string()))?
-            .map_err(&fail)?;
+            .map_err(|e| fail(e.to_string()))?;
         verify(&*sys, &front, &s, how == Reopened::Clean).map_err(&fail)?;
         sys.check_invariants().map_err(|e| fail(format!("invariant violated after mounting: {e}")))?;
         if cycle == plan.cycles {

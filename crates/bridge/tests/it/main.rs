@@ -61,7 +61,7 @@ impl Reopen for Images {
         Ok((Box::new(sys), how))
     }
 
-    fn checkpoint(&mut self, sys: &dyn System) -> Result<(), String> {
+    fn checkpoint(&mut self, sys: &dyn System) -> Result<(), firmware::system::SystemError> {
         sys.checkpoint()
     }
 }

@@ -9,6 +9,7 @@ use sim::Cx;
 
 use crate::hil::{AdminCommand, AdminResult, Controller, Namespace, NvmeCommand, NvmeCompletion, Priority};
 use crate::system::front_core::{FrontCore, Served};
+use crate::system::queues::QueueError;
 
 /// A boxed future borrowing its front.
 pub type FrontFuture<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
@@ -92,12 +93,13 @@ impl Front {
     }
 
     /// Creates I/O queue pair `qid`.
-    pub async fn create_queue(&self, qid: u16) -> Result<(), String> {
+    pub async fn create_queue(&self, qid: u16) -> Result<(), QueueError> {
         match self {
             Front::Nvme(c) => {
                 match c.admin(AdminCommand::CreateIoQueue { qid, priority: Priority::Medium }).await {
                     AdminResult::Done => Ok(()),
-                    r => Err(format!("{r:?}")),
+                    AdminResult::Error(status) => Err(QueueError::Refused(status)),
+                    r => unreachable!("Create I/O Queue answers done or an error, not {r:?}"),
                 }
             }
             Front::Other(f) => f.core().create_queue(qid),

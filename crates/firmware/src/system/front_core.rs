@@ -8,7 +8,7 @@ use std::future::Future;
 use sim::Cx;
 
 use crate::hil::{CommandTiming, HostData, Namespace, NvmeCompletion, Status};
-use crate::system::queues::QueueSet;
+use crate::system::queues::{QueueError, QueueSet};
 use crate::trace::Phases;
 
 /// What a front's own work made of a command (see [`FrontCore::serve`]).
@@ -64,7 +64,7 @@ impl FrontCore {
     }
 
     /// Creates I/O queue pair `qid` (1-based); the error says why not.
-    pub fn create_queue(&self, qid: u16) -> Result<(), String> {
+    pub fn create_queue(&self, qid: u16) -> Result<(), QueueError> {
         self.queues.create(qid)
     }
 

@@ -9,6 +9,7 @@
 //!   report                ──▶ System::totals ─┴─ FTL, FIL, array, link, energy counters
 //! ```
 
+mod error;
 mod front;
 mod front_core;
 mod host;
@@ -19,11 +20,13 @@ mod slots;
 mod ssd;
 mod totals;
 
+pub use error::SystemError;
 pub use front::{BlockFront, Front, FrontFuture};
 pub use front_core::{FrontCore, Served};
 pub use host::HostStack;
 pub use memory::MemoryMeter;
 pub use meter::DeviceMeter;
+pub use queues::QueueError;
 pub use slots::Slots;
 pub use ssd::DeviceProbe;
 pub use totals::{HostUse, Sample, Totals, merge_fil, merge_ftl};
@@ -86,7 +89,7 @@ pub trait System {
     fn totals(&self) -> Totals;
     /// Checks the FTL's invariants (forward and reverse maps agree, valid counts match, blocks
     /// add up); call with nothing in flight.
-    fn check_invariants(&self) -> Result<(), String>;
+    fn check_invariants(&self) -> Result<(), SystemError>;
     /// The simulation it runs in.
     fn sim(&self) -> &Sim {
         self.handles().sim
@@ -114,14 +117,12 @@ pub trait System {
     }
     /// Checks that the system can place writes where `placement` says (a host-side FTL's
     /// array has that group or die); the error is one line saying why not.
-    fn check_placement(&self, placement: crate::hil::Placement) -> Result<(), String> {
-        Err(format!(
-            "placement {placement}: this device places writes itself; only a host-side FTL takes a placement"
-        ))
+    fn check_placement(&self, placement: crate::hil::Placement) -> Result<(), SystemError> {
+        Err(SystemError::PlacesItself(placement))
     }
     /// Shuts down cleanly: brings the system to rest and checkpoints its state into its NAND
     /// images, so that reopening them mounts exactly. Systems without images say why not.
-    fn checkpoint(&self) -> Result<(), String> {
-        Err("this system cannot checkpoint".into())
+    fn checkpoint(&self) -> Result<(), SystemError> {
+        Err(SystemError::CannotCheckpoint)
     }
 }

@@ -19,7 +19,7 @@ impl QueueSet {
     }
 
     /// Creates queue `qid`; the error says why not.
-    pub fn create(&self, qid: u16) -> Result<(), String> {
+    pub fn create(&self, qid: u16) -> Result<(), QueueError> {
         let mut q = self.made.borrow_mut();
         let n = q.len() - 1;
         match q.get_mut(qid as usize) {
@@ -27,8 +27,28 @@ impl QueueSet {
                 *made = true;
                 Ok(())
             }
-            Some(_) if qid >= 1 => Err(format!("queue {qid} already exists")),
-            _ => Err(format!("queue {qid} does not exist (1 to {n})")),
+            Some(_) if qid >= 1 => Err(QueueError::Exists(qid)),
+            _ => Err(QueueError::NoSuchQueue { qid, queues: n }),
         }
     }
+}
+
+/// Why an I/O queue pair could not be created.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum QueueError {
+    /// The front has no queue of that id.
+    #[error("queue {qid} does not exist (1 to {queues})")]
+    NoSuchQueue {
+        /// The id asked for.
+        qid: u16,
+        /// Queues the front has (1 to this).
+        queues: usize,
+    },
+    /// It was created already.
+    #[error("queue {0} already exists")]
+    Exists(u16),
+    /// The NVMe controller failed the Create I/O Queue command.
+    #[error("the controller failed the command: {0:?}")]
+    Refused(crate::hil::Status),
 }

@@ -6,7 +6,7 @@ use crate::device::Device;
 use crate::ftl::Ftl;
 use crate::hil::Controller;
 use crate::power::{Activity, Energy};
-use crate::system::{DeviceMeter, Front, Handles, Sample, Sampler, System, Totals};
+use crate::system::{DeviceMeter, Front, Handles, Sample, Sampler, System, SystemError, Totals};
 
 /// Handles on one SSD's counters, kept by a time-series sampler (cheap to clone).
 #[derive(Clone)]
@@ -85,11 +85,11 @@ impl System for Device {
         DeviceProbe::of(self).totals()
     }
 
-    fn checkpoint(&self) -> Result<(), String> {
-        Device::checkpoint(self).map_err(|e| e.to_string())
+    fn checkpoint(&self) -> Result<(), SystemError> {
+        Ok(Device::checkpoint(self)?)
     }
 
-    fn check_invariants(&self) -> Result<(), String> {
-        self.ftl.check_invariants().map_err(|e| e.to_string())
+    fn check_invariants(&self) -> Result<(), SystemError> {
+        Ok(self.ftl.check_invariants()?)
     }
 }

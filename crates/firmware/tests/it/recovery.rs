@@ -52,7 +52,7 @@ impl Reopen for Image {
         Ok((Box::new(dev), how))
     }
 
-    fn checkpoint(&mut self, sys: &dyn System) -> Result<(), String> {
+    fn checkpoint(&mut self, sys: &dyn System) -> Result<(), firmware::system::SystemError> {
         sys.checkpoint()
     }
 }

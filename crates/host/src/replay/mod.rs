@@ -143,7 +143,7 @@ struct Replay {
 pub fn check(dev: &dyn System, spec: &ReplaySpec) -> Result<(), RunError> {
     spec.validate().map_err(RunError::Replay)?;
     if let Some(p) = spec.placement {
-        dev.check_placement(p).map_err(RunError::Replay)?;
+        dev.check_placement(p).map_err(RunError::ReplayPlacement)?;
     }
     Ok(())
 }

@@ -62,7 +62,7 @@ fn places_that_do_not_exist_are_refused_in_one_line() {
         Status::InvalidField("placement group:7: the array has 2 channel groups (0 to 1)".into())
     );
     assert_eq!(
-        sys.check_placement(Placement::Die(8)).unwrap_err(),
+        sys.check_placement(Placement::Die(8)).unwrap_err().to_string(),
         "placement die:8: the array has 8 dies (0 to 7)"
     );
 }

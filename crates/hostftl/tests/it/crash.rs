@@ -27,7 +27,7 @@ impl Reopen for Image {
         Ok((Box::new(sys), how))
     }
 
-    fn checkpoint(&mut self, sys: &dyn System) -> Result<(), String> {
+    fn checkpoint(&mut self, sys: &dyn System) -> Result<(), firmware::system::SystemError> {
         sys.checkpoint()?;
         self.clean = true;
         Ok(())
