@@ -162,6 +162,18 @@ mod tests {
         }
     }
 
+    #[test]
+    fn cwdp_stripes_channels_first() {
+        let g = geo();
+        let a = placement(&g, &AllocConfig::Static { order: "CWDP".into() });
+        // Plane numbering: die (c * ways + w) * planes + p.
+        let planes: Vec<u32> = (0..8).map(|i| a.turn(i)).collect();
+        assert_eq!(planes, vec![0, 4, 2, 6, 1, 5, 3, 7]);
+        let b = placement(&g, &AllocConfig::Static { order: "PCWD".into() });
+        let planes: Vec<u32> = (0..4).map(|i| b.turn(i)).collect();
+        assert_eq!(planes, vec![0, 1, 4, 5]);
+    }
+
     /// Takes free blocks of `plane` until host data may not take another.
     fn leave_no_room(blocks: &mut BlockManager, plane: u32, hard_free: u32) {
         while blocks.free_count(plane) > hard_free {

@@ -160,35 +160,3 @@ fn static_plane(g: &Geometry, order: [Dim; 4], i: u64) -> u32 {
     let ppa = Ppa { channel: c as u16, way: w as u16, die: d as u8, plane: 0, block: 0, page: 0 };
     g.die_idx(ppa).0 * g.planes + p
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use sim::ByteSize;
-
-    pub(crate) fn geo() -> Geometry {
-        Geometry {
-            channels: 2,
-            ways: 2,
-            dies: 1,
-            planes: 2,
-            blocks: 8,
-            pages: 2,
-            page_size: ByteSize::kib(16),
-            oob_size: ByteSize(0),
-            mapping_unit: ByteSize::kib(4),
-        }
-    }
-
-    #[test]
-    fn cwdp_stripes_channels_first() {
-        let g = geo();
-        let a = placement(&g, &AllocConfig::Static { order: "CWDP".into() });
-        // Plane numbering: die (c * ways + w) * planes + p.
-        let planes: Vec<u32> = (0..8).map(|i| a.turn(i)).collect();
-        assert_eq!(planes, vec![0, 4, 2, 6, 1, 5, 3, 7]);
-        let b = placement(&g, &AllocConfig::Static { order: "PCWD".into() });
-        let planes: Vec<u32> = (0..4).map(|i| b.turn(i)).collect();
-        assert_eq!(planes, vec![0, 1, 4, 5]);
-    }
-}
