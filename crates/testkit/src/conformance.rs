@@ -78,6 +78,10 @@ pub struct Outcome {
     pub wl_migrations: u64,
     /// Largest erase-count spread at the end.
     pub erase_spread: u32,
+    /// Host writes that waited for GC to free a block.
+    pub foreground_waits: u64,
+    /// Times a write waiting for room was woken.
+    pub room_wakeups: u64,
 }
 
 struct Shared {
@@ -160,6 +164,8 @@ impl Conformance {
             erases: st.blocks_erased,
             wl_migrations: st.wl_migrations,
             erase_spread: counts.iter().max().unwrap_or(&0) - counts.iter().min().unwrap_or(&0),
+            foreground_waits: st.foreground_gc_waits,
+            room_wakeups: st.room_wakeups,
         })
     }
 }

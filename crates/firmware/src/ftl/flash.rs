@@ -5,6 +5,7 @@
 use nand::{PageIdx, UnitAddr};
 
 use crate::fil::{FlashRequest, FlashStatus, PageWrite, TxnResult, TxnSource};
+use crate::ftl::alloc::keep;
 use crate::ftl::blocks::Stream;
 use crate::ftl::state::FtlInner;
 use crate::ftl::waits::WaitKey;
@@ -97,9 +98,12 @@ impl FtlInner {
     }
 
     /// The next page for `stream` (GC passes the victim's plane). Waits for GC when no plane
-    /// has room, and starts background GC where free blocks run low.
+    /// has room, and starts background GC where free blocks run low. A waiting write wakes
+    /// when a plane gains room for it (see [`gained_a_block`](Self::gained_a_block)), not at
+    /// every erase.
     pub async fn alloc_page(&self, stream: Stream, plane: Option<u32>) -> PageIdx {
         let hard = self.cfg.gc.hard_free;
+        let mut waited = false;
         loop {
             let got = {
                 let mut alloc = self.alloc.borrow_mut();
@@ -120,12 +124,32 @@ impl FtlInner {
                     return page;
                 }
                 None => {
-                    if stream == Stream::User {
+                    if stream == Stream::User && !waited {
                         self.stats.borrow_mut().foreground_gc_waits += 1;
                     }
+                    waited = true;
                     self.start_gc_everywhere_needed();
-                    self.waits.wait(WaitKey::Space).await;
+                    let key = match plane {
+                        Some(p) => WaitKey::PlaneRoom(p),
+                        None => WaitKey::Room(stream),
+                    };
+                    self.waits.wait(key).await;
+                    self.stats.borrow_mut().room_wakeups += 1;
                 }
+            }
+        }
+    }
+
+    /// `plane` gained a free block (an erase): wakes the writes it gives room to. GC of the
+    /// plane can take any free block; translation pages leave the plane one, host data the
+    /// foreground reserve (see `alloc::keep`), so those wake only when the plane's free blocks
+    /// go past that (no plane had room while they waited: this is the first).
+    pub fn gained_a_block(&self, plane: u32) {
+        let free = self.blocks.borrow().free_count(plane);
+        self.waits.notify(WaitKey::PlaneRoom(plane));
+        for stream in [Stream::Gc, Stream::Mapping, Stream::User] {
+            if free == keep(stream, self.cfg.gc.hard_free) + 1 {
+                self.waits.notify(WaitKey::Room(stream));
             }
         }
     }

@@ -25,8 +25,11 @@ pub struct FtlStats {
     pub blocks_erased: u64,
     /// Victims taken by static wear levelling.
     pub wl_migrations: u64,
-    /// Times a host write had to wait for GC to free a block.
+    /// Host writes that had to wait for GC to free a block (each counted once, however long
+    /// it waited).
     pub foreground_gc_waits: u64,
+    /// Times a write waiting for room (host data, translation pages or GC) was woken.
+    pub room_wakeups: u64,
     /// Times a request had to wait for a cache line to free up.
     pub cache_full_waits: u64,
     /// Reads the ECC could not correct.

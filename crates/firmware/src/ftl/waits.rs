@@ -7,6 +7,8 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use nand::{BlockIdx, Lpn};
+
+use crate::ftl::blocks::Stream;
 use rustc_hash::FxHashMap;
 use sim::Cx;
 use sim::sync::Notify;
@@ -20,8 +22,11 @@ pub enum WaitKey {
     Segment(u32),
     /// A translation page being rewritten.
     Tpage(u32),
-    /// A free block in a plane (foreground GC).
-    Space,
+    /// A plane gaining room for a page of this stream (host data or translation pages, which
+    /// go to any plane that has room).
+    Room(Stream),
+    /// A free block in this plane (GC, which stays in its victim's plane).
+    PlaneRoom(u32),
     /// The reads pinning a block finishing.
     Unpinned(BlockIdx),
 }

@@ -120,6 +120,7 @@ pub fn merge_ftl(a: &mut FtlStats, b: &FtlStats) {
     a.blocks_erased += b.blocks_erased;
     a.wl_migrations += b.wl_migrations;
     a.foreground_gc_waits += b.foreground_gc_waits;
+    a.room_wakeups += b.room_wakeups;
     a.cache_full_waits += b.cache_full_waits;
     a.uncorrectable_reads += b.uncorrectable_reads;
 }

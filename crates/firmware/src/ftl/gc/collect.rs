@@ -252,9 +252,13 @@ impl FtlInner {
             return;
         }
         let erase_count = self.fil.array().borrow().block(victim).erase_count;
-        self.blocks.borrow_mut().release(victim, erase_count);
+        let plane = {
+            let mut blocks = self.blocks.borrow_mut();
+            blocks.release(victim, erase_count);
+            blocks.plane_of(victim)
+        };
         self.stats.borrow_mut().blocks_erased += 1;
-        self.waits.notify(WaitKey::Space);
+        self.gained_a_block(plane);
     }
 }
 
