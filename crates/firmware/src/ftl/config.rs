@@ -177,7 +177,7 @@ pub enum VictimPolicy {
 }
 
 /// Garbage collection.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GcConfig {
     /// Victim selection. Default: greedy.
@@ -191,6 +191,31 @@ pub struct GcConfig {
     /// (the rest are kept for GC and mapping writes). Default: 2.
     #[serde(default = "default_hard")]
     pub hard_free: u32,
+    /// How background GC (a plane between the hard and the soft threshold) is paced against
+    /// host writes. Default: paced.
+    #[serde(default)]
+    pub pacing: GcPacing,
+    /// Under `paced`: the fraction of a block's units that must be stale for background GC to
+    /// collect it without host writes to pace it. Default: the stale fraction of a victim in
+    /// the steady state of FIFO cleaning under uniform random writes at this over-provisioning
+    /// (Desnoyers 2012; 0.137 at 7%), which greedy's victims reach or beat.
+    #[serde(default)]
+    pub worthwhile_stale: Option<f64>,
+}
+
+/// How background GC is paced (docs/write-path.md, "GC pacing").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GcPacing {
+    /// A plane below the soft threshold is collected flat out, whatever its victims gain (the
+    /// behaviour before pacing; it collects nearly full victims while the host is idle).
+    Eager,
+    /// Below the soft threshold, a victim with at least `worthwhile_stale` of its units stale
+    /// is collected at once; a poorer one only as host and mapping writes consume the plane's
+    /// space, (soft - free) / (soft - hard) blocks regained per block consumed (0 at the soft
+    /// threshold, 1 at the hard one). An idle host pays for no poor victims.
+    #[default]
+    Paced,
 }
 
 fn default_hard() -> u32 {
@@ -199,7 +224,13 @@ fn default_hard() -> u32 {
 
 impl Default for GcConfig {
     fn default() -> Self {
-        GcConfig { victim: VictimPolicy::Greedy, soft_free: None, hard_free: default_hard() }
+        GcConfig {
+            victim: VictimPolicy::Greedy,
+            soft_free: None,
+            hard_free: default_hard(),
+            pacing: GcPacing::default(),
+            worthwhile_stale: None,
+        }
     }
 }
 
@@ -207,6 +238,12 @@ impl GcConfig {
     /// The background threshold for planes of `blocks` blocks.
     pub fn soft(&self, blocks: u32) -> u32 {
         self.soft_free.unwrap_or((blocks / 50).max(self.hard_free + 2))
+    }
+
+    /// The stale fraction that makes a victim worth collecting at once, at over-provisioning
+    /// `op` (see [`worthwhile_stale`](Self::worthwhile_stale)).
+    pub fn worthwhile(&self, op: f64) -> f64 {
+        self.worthwhile_stale.unwrap_or_else(|| 1.0 - crate::ftl::gc::theory::fifo_victim_valid(op))
     }
 }
 
@@ -348,6 +385,11 @@ impl FtlConfig {
         ensure(units < TRANSLATION_LPN_BASE, "op", || {
             format!("{units} logical units exceed the {TRANSLATION_LPN_BASE} an OOB can name")
         })?;
+        if let Some(w) = self.gc.worthwhile_stale {
+            ensure(w.is_finite() && (0.0..=1.0).contains(&w), "gc.worthwhile_stale", || {
+                format!("must be a fraction of a block's units, from 0 to 1 (got {w})")
+            })?;
+        }
         let spare = geo.blocks as f64 * (self.op - self.bad_block_rate);
         let need = self.gc.soft(geo.blocks) + 2;
         ensure(spare >= need as f64, "op", || {

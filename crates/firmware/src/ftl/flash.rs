@@ -120,6 +120,9 @@ impl FtlInner {
             };
             match got {
                 Some((p, page)) => {
+                    if self.gc.paced && stream != Stream::Gc {
+                        self.pace(p);
+                    }
                     self.maybe_start_gc(p);
                     return page;
                 }
@@ -159,7 +162,11 @@ impl FtlInner {
     pub fn invalidate(&self, unit: UnitAddr) {
         self.fil.array().borrow_mut().invalidate(unit);
         let (page, _) = self.geo.unit_page(unit);
-        let plane = self.blocks.borrow().plane_of(self.geo.block_of(page));
+        let block = self.geo.block_of(page);
+        let plane = self.blocks.borrow().plane_of(block);
+        if self.gc.paced {
+            self.unstall_if_worthwhile(plane, block);
+        }
         self.maybe_start_gc(plane);
     }
 }

@@ -33,6 +33,7 @@ pub use config::{
 };
 pub use data::{UnitData, fingerprint};
 pub use flash::MediaError;
+pub use gc::theory;
 pub use gc::victim;
 pub use io::{UnitResults, UnitWrite};
 pub use mount::{BlockHint, Mount, MountError, MountReport};

@@ -108,7 +108,7 @@ impl Ftl {
                 core,
                 me: me.clone(),
                 ecc,
-                map: Mapping::new(&cfg.mapping, logical, geo.page_bytes(), payload),
+                map: Mapping::new(&cfg.mapping, logical, &geo, payload),
                 cache: RefCell::new(DataCache::new(lines)),
                 blocks: RefCell::new(blocks),
                 alloc: RefCell::new(Allocator::with(&geo, policies.placement)),
@@ -116,7 +116,7 @@ impl Ftl {
                 wb: WriteBack::new(cx, policies.write_back),
                 quiescing: std::cell::Cell::new(false),
                 stats: RefCell::new(FtlStats::default()),
-                gc: Gc::new(planes, policies.victim, policies.wl),
+                gc: Gc::new(planes, policies.victim, policies.wl, paced_worthwhile(cfg, &geo)),
                 flow,
                 rng: RefCell::new(rng),
                 unit_bytes: geo.unit_bytes() as usize,
@@ -242,4 +242,10 @@ fn pick_bad_blocks(geo: &Geometry, rate: f64, rng: &mut SimRng) -> Vec<BlockIdx>
         }
     }
     (0..geo.total_blocks()).filter(|&b| is_bad[b as usize]).map(BlockIdx).collect()
+}
+
+/// Under paced GC, the stale units that make a victim worth collecting at once.
+fn paced_worthwhile(cfg: &FtlConfig, geo: &Geometry) -> Option<u32> {
+    (cfg.gc.pacing == crate::ftl::config::GcPacing::Paced)
+        .then(|| (cfg.gc.worthwhile(cfg.op) * geo.units_per_block() as f64).ceil() as u32)
 }

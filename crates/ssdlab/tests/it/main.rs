@@ -7,6 +7,7 @@ mod compare;
 mod determinism;
 mod experiments;
 mod gc_fidelity;
+mod gc_pacing;
 mod plots;
 mod precondition;
 mod regressions;

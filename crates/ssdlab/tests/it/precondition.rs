@@ -15,9 +15,14 @@ use crate::SMALL;
 use crate::experiments::{build, device, run, settle};
 
 /// The shared small device with a full map, a 128 KiB cache and no firmware or host costs.
+/// GC is eager: the fast path leaves every plane at its soft threshold, which is where eager GC
+/// brings a device written to steady state and then left idle; paced GC, which collects
+/// poor victims only as writes consume space, leaves it nearer the hard threshold
+/// (docs/preconditioning.md).
 fn small() -> firmware::config::DeviceConfig {
     device(&format!(
         r#"{SMALL}mapping = {{ kind = "full" }}
+gc = {{ pacing = "eager" }}
 cache = {{ capacity = "128KiB" }}
 costs = {{ lookup = 0, cmt_miss = 0, write_back = 0, gc_unit = 0, trim = 0 }}
 [controller]

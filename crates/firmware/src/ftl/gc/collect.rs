@@ -28,6 +28,7 @@ impl FtlInner {
     pub(crate) fn maybe_start_gc(&self, plane: u32) {
         let soft = self.cfg.gc.soft(self.geo.blocks);
         if idle_and_short(plane, soft, &self.blocks.borrow(), &self.gc.active.borrow())
+            && !self.waits_for_credit(plane)
             && self.could_free_a_block(plane)
         {
             self.start_gc(plane);
@@ -38,6 +39,7 @@ impl FtlInner {
     #[inline(never)]
     fn start_gc(&self, plane: u32) {
         self.gc.active.borrow_mut()[plane as usize] = true;
+        self.gc.stalled.borrow_mut()[plane as usize] = None;
         let me = self.self_rc();
         self.cx.spawn(self.core, format!("gc plane {plane}"), async move { me.gc_plane(plane).await });
     }
@@ -53,7 +55,7 @@ impl FtlInner {
             (0..blocks.planes()).filter(|&p| idle_and_short(p, soft, &blocks, &active)).collect()
         };
         for p in idle_and_short {
-            if self.could_free_a_block(p) {
+            if !self.waits_for_credit(p) && self.could_free_a_block(p) {
                 self.start_gc(p);
             }
         }
@@ -71,13 +73,21 @@ impl FtlInner {
     /// collection that programmed a whole block anyway (translation pages move a page each)
     /// ends GC, as it ends the untimed GC. A unit going stale in the plane starts GC again
     /// (see [`invalidate`](Self::invalidate)).
+    ///
+    /// Paced GC (`GcPacing::Paced`) also stops, above the hard threshold, at a victim that is
+    /// not worth collecting at once and that host writes have not yet paid for (see
+    /// [`pace`](Self::pace)).
     async fn gc_plane(self: Rc<Self>, plane: u32) {
         let soft = self.cfg.gc.soft(self.geo.blocks);
         loop {
-            if self.blocks.borrow().free_count(plane) >= soft || !self.could_free_a_block(plane) {
+            let free = self.blocks.borrow().free_count(plane);
+            if free >= soft || !self.could_free_a_block(plane) {
                 break;
             }
             let Some(v) = self.pick_gaining_victim(plane) else { break };
+            if self.gc.paced && free > self.cfg.gc.hard_free && !self.pays_for(plane, v) {
+                break;
+            }
             let written = self.collect(v, Stream::Gc).await;
             self.stats.borrow_mut().gc_invocations += 1;
             let cold = self.gc.wl.cold(plane, &self.blocks.borrow(), &self.fil.array().borrow());
@@ -92,6 +102,72 @@ impl FtlInner {
         self.gc.active.borrow_mut()[plane as usize] = false;
     }
 
+    /// Paced GC: whether background GC may collect `victim` now, spending the plane's credit
+    /// if it is a poor one; if not, GC stops and records what it would have gained, so that
+    /// the credit or a block becoming worthwhile starts it again.
+    fn pays_for(&self, plane: u32, victim: BlockIdx) -> bool {
+        let stale = {
+            let dftl = self.map.dftl.as_ref().map(|d| d.borrow());
+            let cost = moving_cost(&self.geo, &self.fil.array().borrow(), dftl.as_deref(), victim);
+            self.geo.units_per_block().saturating_sub(cost)
+        };
+        if stale >= self.gc.worthwhile {
+            return true;
+        }
+        let mut credit = self.gc.credit.borrow_mut();
+        let c = &mut credit[plane as usize];
+        if *c >= stale as f64 {
+            *c -= stale as f64;
+            return true;
+        }
+        self.gc.stalled.borrow_mut()[plane as usize] = Some(stale);
+        false
+    }
+
+    /// Paced GC: a page of `plane` went to host data or a translation page, consuming its
+    /// space; background GC earns (soft - free) / (soft - hard) of it in stale units to gain
+    /// from poor victims (none at the soft threshold, rising to all of it at the hard one, so
+    /// poor victims never regain more space than the host consumes), up to a block's worth,
+    /// and may start again (the caller starts it) if it stopped for want of them.
+    pub(crate) fn pace(&self, plane: u32) {
+        let free = self.blocks.borrow().free_count(plane);
+        let (soft, hard) = (self.cfg.gc.soft(self.geo.blocks), self.cfg.gc.hard_free);
+        if free >= soft || free <= hard {
+            return; // no background GC, or foreground GC, which needs no credit
+        }
+        let earned = (soft - free) as f64 / (soft - hard) as f64 * self.geo.units_per_page() as f64;
+        let p = plane as usize;
+        let credit = {
+            let mut credit = self.gc.credit.borrow_mut();
+            credit[p] = (credit[p] + earned).min(self.geo.units_per_block() as f64);
+            credit[p]
+        };
+        let stalled = self.gc.stalled.borrow()[p];
+        if stalled.is_some_and(|need| credit >= need as f64) {
+            self.gc.stalled.borrow_mut()[p] = None;
+        }
+    }
+
+    /// Paced GC: a unit of `block` in `plane` went stale; if background GC stopped there for
+    /// want of credit and the block just became worth collecting at once, it may start again.
+    pub(crate) fn unstall_if_worthwhile(&self, plane: u32, block: BlockIdx) {
+        let p = plane as usize;
+        if self.gc.stalled.borrow()[p].is_some()
+            && self.geo.units_per_block() - self.fil.array().borrow().block(block).valid_units
+                == self.gc.worthwhile
+        {
+            self.gc.stalled.borrow_mut()[p] = None;
+        }
+    }
+
+    /// Paced GC: whether background GC in `plane` stopped for want of credit (and the plane is
+    /// above the hard threshold, where that holds).
+    fn waits_for_credit(&self, plane: u32) -> bool {
+        self.gc.paced
+            && self.gc.stalled.borrow()[plane as usize].is_some()
+            && self.blocks.borrow().free_count(plane) > self.cfg.gc.hard_free
+    }
+
     /// Whether collecting `plane` could add a free block: each collection gains at most its
     /// victim's stale units in whole pages, and the plane gains a block once those gains and
     /// the rest of its open GC block fill one. Counts every closed block, programs pending or
@@ -100,12 +176,13 @@ impl FtlInner {
         let (upb, upp, pages) = (self.geo.units_per_block(), self.geo.units_per_page(), self.geo.pages);
         let mut room = self.alloc.borrow().pages_left(Stream::Gc, plane);
         let (blocks, array) = (self.blocks.borrow(), self.fil.array().borrow());
+        let dftl = self.map.dftl.as_ref().map(|d| d.borrow());
         for b in blocks.plane_blocks(plane) {
             if room >= pages {
                 return true;
             }
             if blocks.info(b).usage == BlockUse::Closed {
-                room += (upb - array.block(b).valid_units) / upp;
+                room += upb.saturating_sub(moving_cost(&self.geo, &array, dftl.as_deref(), b)) / upp;
             }
         }
         room >= pages
@@ -122,8 +199,10 @@ impl FtlInner {
     /// block's units would move in fewer pages than it has.
     fn pick_gaining_victim(&self, plane: u32) -> Option<BlockIdx> {
         let array = self.fil.array().borrow();
+        let dftl = self.map.dftl.as_ref().map(|d| d.borrow());
         let (blocks, mut rng) = (self.blocks.borrow(), self.rng.borrow_mut());
-        victim::pick_gaining(&*self.gc.victim, plane, &blocks, &array, &mut rng)
+        let valid = |b| moving_cost(&self.geo, &array, dftl.as_deref(), b);
+        victim::pick_gaining(&*self.gc.victim, plane, &blocks, &self.geo, valid, &mut rng)
     }
 
     /// Every page of `block` holding valid units, with those units' slots and LPNs.
@@ -276,4 +355,21 @@ struct Moved {
     /// The sequence number of the program that first wrote the data (kept in the copy's OOB,
     /// so that recovery never prefers this copy to a newer host write).
     born: u64,
+}
+
+/// `block`'s valid units in what moving them costs: a translation page is one valid unit but
+/// moves into a page of its own, so it counts as a page's worth. Without this, blocks of
+/// translation pages look half empty to greedy GC, and collecting one programs a block of GC
+/// pages to gain nothing.
+fn moving_cost(
+    geo: &nand::Geometry,
+    array: &nand::FlashArray,
+    dftl: Option<&crate::ftl::map::Dftl>,
+    block: BlockIdx,
+) -> u32 {
+    let valid = array.block(block).valid_units;
+    match dftl {
+        Some(d) => valid + (geo.units_per_page() - 1) * d.tpages_in(block),
+        None => valid,
+    }
 }

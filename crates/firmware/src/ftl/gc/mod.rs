@@ -3,6 +3,7 @@
 //! policies (`victim`) and wear levelling (`wl`).
 
 mod collect;
+pub mod theory;
 pub mod victim;
 pub mod wl;
 
@@ -20,11 +21,34 @@ pub(crate) struct Gc {
     pub victim: Rc<dyn VictimPicker>,
     /// Which cold block static wear levelling migrates after a collection, if any.
     pub wl: Rc<dyn WearLeveller>,
+    /// Background GC is paced against host writes (`GcPacing::Paced`).
+    pub paced: bool,
+    /// Stale units that make a victim worth collecting at once (paced).
+    pub worthwhile: u32,
+    /// Per plane: stale units background GC may still gain from poorer victims, earned by the
+    /// space host and mapping writes consume (paced).
+    pub credit: RefCell<Vec<f64>>,
+    /// Per plane: background GC stopped for want of credit; the stale units of the victim it
+    /// left (paced).
+    pub stalled: RefCell<Vec<Option<u32>>>,
 }
 
 impl Gc {
-    /// GC over `planes` planes, with these policies.
-    pub fn new(planes: usize, victim: Rc<dyn VictimPicker>, wl: Rc<dyn WearLeveller>) -> Gc {
-        Gc { active: RefCell::new(vec![false; planes]), victim, wl }
+    /// GC over `planes` planes, with these policies; paced with `worthwhile` stale units or not.
+    pub fn new(
+        planes: usize,
+        victim: Rc<dyn VictimPicker>,
+        wl: Rc<dyn WearLeveller>,
+        paced: Option<u32>,
+    ) -> Gc {
+        Gc {
+            active: RefCell::new(vec![false; planes]),
+            victim,
+            wl,
+            paced: paced.is_some(),
+            worthwhile: paced.unwrap_or(0),
+            credit: RefCell::new(vec![0.0; planes]),
+            stalled: RefCell::new(vec![None; planes]),
+        }
     }
 }

@@ -125,20 +125,21 @@ pub fn pick(
 
 /// [`pick`] among the blocks whose valid units, packed, fill fewer pages than a block holds:
 /// moving any other victim takes a whole block of GC pages, so collecting it frees nothing
-/// (511 of 512 units in two-unit pages: the odd unit is padded into a page of its own). The
-/// timed GC picks this way; a collection that still gains nothing (translation pages, which
-/// move a page each) stops it.
+/// (511 of 512 units in two-unit pages: the odd unit is padded into a page of its own). Each
+/// block's valid units come from `valid`, in what moving them costs (the timed GC counts a
+/// translation page, one unit that moves into a page of its own, as a page's worth). The
+/// timed GC picks this way; a collection that still gains nothing stops it.
 pub fn pick_gaining(
     picker: &dyn VictimPicker,
     plane: u32,
     blocks: &BlockManager,
-    array: &FlashArray,
+    geo: &nand::Geometry,
+    valid: impl Fn(BlockIdx) -> u32,
     rng: &mut SimRng,
 ) -> Option<BlockIdx> {
-    let geo = array.geometry();
     let (upb, upp) = (geo.units_per_block(), geo.units_per_page());
     let most = upb - upp; // ceil(valid / upp) < pages
-    pick_within(picker, plane, blocks, upb, most, |b| array.block(b).valid_units, rng)
+    pick_within(picker, plane, blocks, upb, most, valid, rng)
 }
 
 /// [`pick`] with each block's valid units from `valid` (of `upb` units per block).

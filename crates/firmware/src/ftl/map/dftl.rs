@@ -1,7 +1,7 @@
 //! DFTL's state beside the CMT: the global translation directory (where each translation page
 //! lives on flash) and, for payload stores, the translation pages' contents as last written.
 
-use nand::UnitAddr;
+use nand::{BlockIdx, UnitAddr};
 
 use crate::ftl::map::Cmt;
 
@@ -29,18 +29,23 @@ pub struct Dftl {
     /// Translation pages written.
     pub tpage_writes: u64,
     segments: u32,
+    /// Per erase block: the translation pages the directory places there. GC weighs them as
+    /// whole pages (each is moved into a page of its own), not as the one unit they count as.
+    per_block: Vec<u32>,
+    units_per_block: u32,
 }
 
 impl Dftl {
-    /// DFTL over `logical` LPNs with `page_bytes` translation pages, caching `cmt_bytes` of
-    /// 8-byte entries in segments of `segment_entries`.
+    /// DFTL over `logical` LPNs with translation pages the size of `geo`'s pages, caching
+    /// `cmt_bytes` of 8-byte entries in segments of `segment_entries`.
     pub fn new(
         logical: u32,
-        page_bytes: u32,
+        geo: &nand::Geometry,
         cmt_bytes: u64,
         segment_entries: u32,
         keep_contents: bool,
     ) -> Self {
+        let page_bytes = geo.page_bytes();
         let entries_per_tpage = page_bytes / 4;
         let tpages = logical.div_ceil(entries_per_tpage);
         let segments = logical.div_ceil(segment_entries);
@@ -57,6 +62,8 @@ impl Dftl {
             tpage_reads: 0,
             tpage_writes: 0,
             segments,
+            per_block: vec![0; geo.total_blocks() as usize],
+            units_per_block: geo.units_per_block(),
         }
     }
 
@@ -74,7 +81,16 @@ impl Dftl {
     pub fn relocate(&mut self, t: u32, u: UnitAddr) -> Option<UnitAddr> {
         let old = self.location(t);
         self.gtd[t as usize] = u.0 + 1;
+        if let Some(o) = old {
+            self.per_block[(o.0 / self.units_per_block) as usize] -= 1;
+        }
+        self.per_block[(u.0 / self.units_per_block) as usize] += 1;
         old
+    }
+
+    /// The translation pages the directory places in `block`.
+    pub fn tpages_in(&self, block: BlockIdx) -> u32 {
+        self.per_block[block.idx()]
     }
 
     /// Marks translation page `t` as behind the map in DRAM; returns whether it was not yet.

@@ -45,12 +45,12 @@ pub(crate) enum Remap {
 }
 
 impl Mapping {
-    /// The mapping `cfg` configures for `logical` units, translation pages of `page_bytes`
-    /// (their contents kept when `payload`).
-    pub fn new(cfg: &MappingConfig, logical: u32, page_bytes: u32, payload: bool) -> Mapping {
+    /// The mapping `cfg` configures for `logical` units, translation pages the size of `geo`'s
+    /// pages (their contents kept when `payload`).
+    pub fn new(cfg: &MappingConfig, logical: u32, geo: &nand::Geometry, payload: bool) -> Mapping {
         let dftl = match cfg {
             MappingConfig::Dftl { cmt, segment_entries } => {
-                Some(RefCell::new(Dftl::new(logical, page_bytes, cmt.bytes(), *segment_entries, payload)))
+                Some(RefCell::new(Dftl::new(logical, geo, cmt.bytes(), *segment_entries, payload)))
             }
             MappingConfig::Full => None,
         };
