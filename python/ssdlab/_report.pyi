@@ -54,6 +54,8 @@ class Gc(Section):
     foreground_waits: int
     wl_migrations: int
     free_blocks: int
+    victims_in_progress: int
+    units_moved_in_progress: int
 
 class Wear(Section):
     min: int

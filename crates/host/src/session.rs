@@ -189,7 +189,8 @@ impl Session {
 
     /// Runs the simulation until every host task has finished (the moment the last command
     /// completes), sampling the series and calling `progress` every few milliseconds of
-    /// simulated time (`total`: commands expected, if known).
+    /// simulated time, or at the next event after an idle stretch (`total`: commands expected,
+    /// if known).
     ///
     /// The device's background work (write-backs, GC, translation-page rewrites) is not waited
     /// for: a host sees the run end with its last completion, and on a device in GC steady
@@ -206,7 +207,7 @@ impl Session {
         let slice = SimDuration::from_millis(5);
         let sim = dev.sim();
         loop {
-            let stop = sim.run_until(sim.now() + slice)?;
+            let stop = sim.run_slice(slice)?;
             progress(Progress { done: self.done.get(), total, now: sim.now() });
             if stop == Stop::Idle || self.host_tasks.get() == 0 {
                 return Ok(());

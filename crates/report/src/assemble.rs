@@ -124,6 +124,8 @@ pub fn assemble(dev: &dyn System, host: &HostResults, info: &RunInfo) -> Report 
             foreground_waits: st.foreground_gc_waits,
             wl_migrations: st.wl_migrations,
             free_blocks: totals.free_blocks,
+            victims_in_progress: st.gc_victims_in_progress,
+            units_moved_in_progress: st.gc_units_moved_in_progress,
         },
         wear,
         cache: CacheReport {

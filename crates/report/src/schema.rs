@@ -246,6 +246,13 @@ pub struct GcReport {
     pub wl_migrations: u64,
     /// Free blocks at the end.
     pub free_blocks: u64,
+    /// Victims (GC or wear levelling) whose collection was under way at the end: not in
+    /// `invocations` or `wl_migrations`, their erase not in `blocks_erased`.
+    #[serde(default)]
+    pub victims_in_progress: u64,
+    /// The part of `units_moved` moved out of the victims in progress.
+    #[serde(default)]
+    pub units_moved_in_progress: u64,
 }
 
 /// Erase-count statistics.

@@ -124,9 +124,19 @@ pub fn summary(r: &Report) -> String {
         0 => "WAF - (no host writes)".to_string(),
         _ => format!("WAF {:.2} (data {:.2})", r.waf.waf, r.waf.data_waf),
     };
+    // Units moved out of victims still being collected at the end count as moved, their
+    // victims and erases not yet: say so, or "0 victims, 133902 units moved" reads as a bug.
+    let in_progress = match r.gc.victims_in_progress {
+        0 => String::new(),
+        n => format!(
+            " ({} in {n} collection{} in progress at the end)",
+            r.gc.units_moved_in_progress,
+            if n == 1 { "" } else { "s" }
+        ),
+    };
     let _ = writeln!(
         s,
-        "{waf} | GC {} victims, {} units moved, {} erases, {} foreground waits | erases min/mean/max {}/{:.1}/{}",
+        "{waf} | GC {} victims, {} units moved{in_progress}, {} erases, {} foreground waits | erases min/mean/max {}/{:.1}/{}",
         r.gc.invocations,
         r.gc.units_moved,
         r.gc.blocks_erased,
@@ -279,5 +289,17 @@ mod tests {
         r.waf.flash_units = [1100, 200, 20];
         (r.waf.waf, r.waf.data_waf) = (1.32, 1.3);
         assert!(summary(&r).contains("WAF 1.32 (data 1.30) | GC"), "{}", summary(&r));
+    }
+
+    #[test]
+    fn units_moved_by_collections_in_progress_are_said_to_be() {
+        let mut r = crate::compare::tests::report(1000.0);
+        (r.gc.invocations, r.gc.units_moved, r.gc.blocks_erased) = (3, 900, 3);
+        assert!(summary(&r).contains("GC 3 victims, 900 units moved, 3 erases,"), "{}", summary(&r));
+        (r.gc.victims_in_progress, r.gc.units_moved_in_progress) = (1, 200);
+        let want = "GC 3 victims, 900 units moved (200 in 1 collection in progress at the end), 3 erases,";
+        assert!(summary(&r).contains(want), "{}", summary(&r));
+        r.gc.victims_in_progress = 2;
+        assert!(summary(&r).contains("(200 in 2 collections in progress at the end)"), "{}", summary(&r));
     }
 }

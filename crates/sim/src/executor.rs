@@ -347,6 +347,15 @@ impl Sim {
         self.run_until(self.now() + d)
     }
 
+    /// Runs for at least `d` more virtual time, or up to the next timer if that is later, or
+    /// until idle: a driver that runs in slices (to report progress) and calls this between
+    /// them pays nothing for idle virtual time. Between runs nothing is ready, so nothing
+    /// happens before the next timer, and where the slices end changes no simulated result.
+    pub fn run_slice(&self, d: SimDuration) -> Result<Stop, Deadlock> {
+        let limit = self.now() + d;
+        self.run_until(self.next_timer().map_or(limit, |t| t.max(limit)))
+    }
+
     /// Runs until every foreground task has finished ([`Stop::Idle`]; daemons may still be
     /// waiting), the clock would pass `limit` ([`Stop::TimeLimit`]; the clock is left at
     /// `limit`), or a task calls [`Cx::stop`]. If foreground tasks remain but nothing can ever

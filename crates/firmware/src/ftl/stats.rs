@@ -21,6 +21,11 @@ pub struct FtlStats {
     pub gc_invocations: u64,
     /// Valid units moved by GC and wear levelling.
     pub gc_units_moved: u64,
+    /// Victims (of GC or wear levelling) being collected now: started, not yet erased. A
+    /// level, not a count: what a run that ends mid-collection leaves in progress.
+    pub gc_victims_in_progress: u64,
+    /// The part of `gc_units_moved` moved out of the victims in progress.
+    pub gc_units_moved_in_progress: u64,
     /// Blocks erased.
     pub blocks_erased: u64,
     /// Victims taken by static wear levelling.

@@ -117,6 +117,8 @@ pub fn merge_ftl(a: &mut FtlStats, b: &FtlStats) {
     a.rmw_reads += b.rmw_reads;
     a.gc_invocations += b.gc_invocations;
     a.gc_units_moved += b.gc_units_moved;
+    a.gc_victims_in_progress += b.gc_victims_in_progress;
+    a.gc_units_moved_in_progress += b.gc_units_moved_in_progress;
     a.blocks_erased += b.blocks_erased;
     a.wl_migrations += b.wl_migrations;
     a.foreground_gc_waits += b.foreground_gc_waits;

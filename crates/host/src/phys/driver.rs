@@ -34,7 +34,7 @@ pub enum PhysError {
 }
 
 /// Runs `w` on `p` and reports. `progress(done, total)` is called every few milliseconds of
-/// simulated time. The workload must be validated against the geometry. Reads use the first
+/// simulated time (or at the next event after an idle stretch). The workload must be validated against the geometry. Reads use the first
 /// blocks of each plane, pre-programmed instantly where they are not programmed yet; programs
 /// need the blocks after them to be erased.
 pub fn run(
@@ -98,7 +98,7 @@ pub fn run(
     });
     let slice = SimDuration::from_millis(5);
     loop {
-        let stop = p.sim.run_until(p.sim.now() + slice)?;
+        let stop = p.sim.run_slice(slice)?;
         progress(done.get(), w.count);
         if stop == Stop::Idle {
             break;

@@ -114,6 +114,36 @@ fn run_through_keeps_the_clock_going_when_idle_and_fires_daemon_timers() {
 }
 
 #[test]
+fn run_slice_skips_idle_time_to_the_next_timer_and_fires_it_on_time() {
+    let sim = Sim::new(0);
+    let cx = sim.cx();
+    let c = cx.clone();
+    let woke = Rc::new(RefCell::new(Vec::new()));
+    let w = woke.clone();
+    let far = SimTime::ZERO + SimDuration::from_secs(100_000_000);
+    cx.spawn(CoreId::UNBOUND, "sleeper", async move {
+        c.sleep(SimDuration::from_micros(1)).await;
+        w.borrow_mut().push(c.now());
+        c.sleep_until(far).await;
+        w.borrow_mut().push(c.now());
+        c.sleep(SimDuration::from_micros(7)).await;
+        w.borrow_mut().push(c.now());
+    });
+    let slice = SimDuration::from_millis(5);
+    // Busy at first: a whole slice, as run_until would.
+    assert_eq!(sim.run_slice(slice).unwrap(), Stop::TimeLimit);
+    assert_eq!(sim.now(), SimTime::ZERO + slice);
+    assert_eq!(*woke.borrow(), vec![SimTime::ZERO + SimDuration::from_micros(1)]);
+    // Idle until `far`: one call gets there and fires the timer at its instant, not later.
+    assert_eq!(sim.run_slice(slice).unwrap(), Stop::TimeLimit);
+    assert_eq!(sim.now(), far);
+    assert_eq!(woke.borrow()[1], far);
+    // Then a slice again: the next timer is within it.
+    assert_eq!(sim.run_slice(slice).unwrap(), Stop::Idle);
+    assert_eq!(woke.borrow()[2], far + SimDuration::from_micros(7));
+}
+
+#[test]
 fn daemons_do_not_keep_a_run_going_or_count_as_deadlock() {
     let sim = Sim::new(0);
     let cx = sim.cx();

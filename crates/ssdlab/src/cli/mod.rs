@@ -251,16 +251,23 @@ pub struct StartArgs {
     pub precondition: Option<Ageing>,
     /// Start from a device saved by `ssdlab age --out FILE` (its configuration is used unless
     /// a device is named, which must then match it).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with = "blocks")]
     pub state: Option<PathBuf>,
     /// With --state and a named device: allow differences that do not change the saved state
     /// (timing, cores, host interface, caches, GC and WL policies), listing them.
     #[arg(long, requires = "state")]
     pub allow_config_change: bool,
+    #[command(flatten)]
+    pub shape: ShapeArgs,
+}
+
+/// Changes to the named device before it is built (`run`, `replay` and `age`).
+#[derive(Args, Debug, Default)]
+pub struct ShapeArgs {
     /// Blocks per plane: shrinks the device without changing its timing (GC thresholds the
     /// device sets in blocks scale with it), as `serve --blocks` does; compare `run` and
     /// `serve` on the same device with the same number. Default: the device's own.
-    #[arg(long, conflicts_with = "state")]
+    #[arg(long)]
     pub blocks: Option<u32>,
     /// Change one device setting by its path, e.g. ftl.op=0.2, ftl.gc.victim=cost-benefit,
     /// controller.cores[0].clock=1GHz or architecture.kind=tradition (repeatable; applied in
@@ -354,6 +361,8 @@ pub struct AgeArgs {
     /// Where to save the aged device.
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
+    #[command(flatten)]
+    pub shape: ShapeArgs,
     /// Fast preconditioning: seq-fill, random-fill, steady-state or steady-state:N (default
     /// steady-state, unless workload flags are given and this is not).
     #[arg(long, value_name = "KIND")]

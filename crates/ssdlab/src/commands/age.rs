@@ -8,12 +8,11 @@ use firmware::platform::StoreChoice;
 use firmware::snapshot::Snapshot;
 use ssdlab::Start;
 
-use super::run::{Workload, any_job_flag, jobs, measure, prepare};
+use super::run::{Workload, any_job_flag, jobs, measure, prepare, shaped};
 use crate::cli::{AgeArgs, OutputArgs};
-use crate::named_device;
 
 pub fn run(a: AgeArgs) -> Result<()> {
-    let cfg = named_device::load(a.device.as_deref())?;
+    let cfg = shaped(a.device.as_deref(), &a.shape)?;
     if !cfg.system.is_ssd() {
         return Err(anyhow!(
             "{}: ssdlab age saves single SSDs; this device is a {}",

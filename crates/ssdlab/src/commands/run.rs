@@ -17,7 +17,7 @@ use sim::{SimDuration, SimTime};
 use ssdlab::setup::{JobOption, Setting, WorkloadSpec, apply_settings};
 use ssdlab::{CsvRequests, Start};
 
-use crate::cli::{Ageing, CommonArgs, DEFAULT_AGEING, JobArgs, OutputArgs, RunArgs, StartArgs};
+use crate::cli::{Ageing, CommonArgs, DEFAULT_AGEING, JobArgs, OutputArgs, RunArgs, ShapeArgs, StartArgs};
 use crate::progress::Progress;
 use crate::{named_device, output_paths};
 
@@ -74,13 +74,9 @@ pub(crate) fn execute(
     // What to say before the device is aged (once the workload is known to fit it).
     let mut note = None;
     let (mut cfg, start) = match &start.state {
-        Some(path) => from_snapshot(path, device, start.allow_config_change, &start.set)?,
+        Some(path) => from_snapshot(path, device, start.allow_config_change, &start.shape.set)?,
         None => {
-            let mut cfg = named_device::load(device)?;
-            if let Some(blocks) = start.blocks {
-                named_device::set_blocks(&mut cfg, blocks)?;
-            }
-            let cfg = settings(cfg, &start.set)?;
+            let cfg = shaped(device, &start.shape)?;
             let start = match start.precondition {
                 Some(Ageing::None) => Start::Fresh,
                 Some(Ageing::Fast(kind)) => Start::Precondition(kind),
@@ -276,6 +272,16 @@ fn from_snapshot(
 }
 
 /// `cfg` with the `--set` changes applied.
+/// The named device (a preset or a TOML file, default softssd) with `--blocks`, then each
+/// `--set`, applied.
+pub(crate) fn shaped(device: Option<&str>, shape: &ShapeArgs) -> Result<DeviceConfig> {
+    let mut cfg = named_device::load(device)?;
+    if let Some(blocks) = shape.blocks {
+        named_device::set_blocks(&mut cfg, blocks)?;
+    }
+    settings(cfg, &shape.set)
+}
+
 pub(crate) fn settings(cfg: DeviceConfig, set: &[String]) -> Result<DeviceConfig> {
     let settings = set.iter().map(|s| s.parse::<Setting>().context("--set")).collect::<Result<Vec<_>>>()?;
     apply_settings(&cfg, &settings).context("--set")

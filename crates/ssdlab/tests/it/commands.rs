@@ -140,3 +140,22 @@ fn run_ages_the_device_unless_told_not_to() {
     let e = String::from_utf8_lossy(&bad.stderr);
     assert!(!bad.status.success() && e.contains("expected none, seq-fill"), "{e}");
 }
+
+/// Issue 27: `age` took neither `--blocks` nor `--set` where `run` and `replay` do. It takes
+/// the same flags now, and the saved device is the shaped one: a run from the state reports
+/// its geometry and settings, and its help says what they do.
+#[test]
+fn age_shapes_the_device_as_run_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = device_file(dir.path(), SMALL); // 64 blocks per plane, op 0.15
+    let state = dir.path().join("s.state");
+    let (s, c) = (state.to_str().unwrap(), cfg.to_str().unwrap());
+    ok(&["age", c, "--blocks", "48", "--set", "ftl.op=0.25", "--precondition", "seq-fill", "--out", s]);
+    let json = dir.path().join("r.json");
+    ok(&["run", "--state", s, "--number-ios", "200", "--size", "1m", "--json", json.to_str().unwrap()]);
+    let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(r["device"]["geometry"]["blocks"], 48);
+    assert_eq!(r["device"]["ftl"]["op"], 0.25);
+    let help = ok(&["age", "--help"]);
+    assert!(help.contains("--blocks <BLOCKS>") && help.contains("--set <PATH=VALUE>"), "{help}");
+}

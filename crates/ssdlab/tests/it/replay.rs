@@ -173,3 +173,51 @@ fn speed_scales_time_and_bad_lines_stop_or_are_skipped() {
     let e = crate::ssdlab(&["run", "--trace", trace.to_str().unwrap(), "--rw", "randread"]);
     assert!(!e.status.success());
 }
+
+/// Issue 27: a timed replay paid wall time for idle virtual time (the run loop stepped through
+/// it 5 ms at a time: two records 1e7 s apart took 17 s, 1e8 s a few minutes). The loop now
+/// steps from an idle moment straight to the next timer. Here the records 1e8 s apart: every
+/// command is issued at its timestamp (no lag), completes with a flash-like latency, and shows
+/// in the time series; the run ends just after the last record.
+#[test]
+fn records_far_apart_replay_on_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = device_file(dir.path(), SMALL);
+    let trace = dir.path().join("t.trace");
+    let gap: u64 = 100_000_000 * 1_000_000_000; // 1e8 s, in ns
+    // MQSim: arrival_ns device lba sectors type(1 read, 0 write).
+    let lines = [
+        "0 0 0 8 0".to_string(),
+        "1000 0 8 8 0".to_string(),
+        format!("{gap} 0 0 8 1"),
+        format!("{} 0 8 8 1", gap + 1_000_000),
+        format!("{} 0 16 8 0", gap + 1_000_000),
+    ];
+    std::fs::write(&trace, lines.join("\n")).unwrap();
+    let json = dir.path().join("r.json");
+    ok(&[
+        "replay",
+        "--precondition",
+        "none",
+        trace.to_str().unwrap(),
+        cfg.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let r = report(&json);
+    assert_eq!((r["replay"]["records"].as_u64(), r["replay"]["commands"].as_u64()), (Some(5), Some(5)));
+    assert_eq!((r["ops"]["read"]["count"].as_u64(), r["ops"]["write"]["count"].as_u64()), (Some(2), Some(3)));
+    assert_eq!(r["replay"]["lag_max_us"].as_f64(), Some(0.0), "every record issued at its timestamp");
+    let end = r["sim_time_ns"].as_u64().unwrap();
+    assert!(end > gap + 1_000_000 && end < gap + 2_000_000, "the run ends just after the last record: {end}");
+    for op in ["read", "write"] {
+        let worst = r["ops"][op]["latency_ns"]["max"].as_f64().unwrap();
+        assert!(worst < 1e6, "no {op} waited through the gap: {worst} ns");
+    }
+    // The series has every completion, before and after the gap.
+    let ts = &r["timeseries"];
+    let t: Vec<f64> = ts["t_ms"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+    let iops: Vec<f64> = ts["iops"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+    let done: f64 = (0..t.len()).map(|i| iops[i] * (t[i] - if i == 0 { 0.0 } else { t[i - 1] }) / 1e3).sum();
+    assert!((done - 5.0).abs() < 1e-6, "{done} completions in the series");
+}

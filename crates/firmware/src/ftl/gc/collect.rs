@@ -224,8 +224,11 @@ impl FtlInner {
     }
 
     /// Moves every valid unit out of `victim` and erases it. Returns the pages programmed.
+    /// Until then the victim and the units moved so far count as in progress.
     pub(crate) async fn collect(&self, victim: BlockIdx, stream: Stream) -> u32 {
         self.blocks.borrow_mut().set_victim(victim);
+        self.stats.borrow_mut().gc_victims_in_progress += 1;
+        let mut moved = 0;
         let plane = self.blocks.borrow().plane_of(victim);
         let upp = self.geo.units_per_page();
         let pages = self.valid_units_by_page(victim);
@@ -244,6 +247,7 @@ impl FtlInner {
                 let unit = self.geo.unit_addr(page, slot);
                 self.copy_tpage(lpn.0 - TRANSLATION_LPN_BASE, unit, &r, plane).await;
                 written += 1;
+                moved += 1;
             }
             let born = |slot: u32| r.oob.as_ref().map_or(0, |o| o.born(slot as usize));
             for (slot, lpn) in data {
@@ -255,16 +259,21 @@ impl FtlInner {
                 };
                 pending.push(unit);
                 if pending.len() == upp as usize {
+                    moved += pending.len() as u64;
                     self.gc_write(plane, std::mem::take(&mut pending), stream).await;
                     written += 1;
                 }
             }
         }
         if !pending.is_empty() {
+            moved += pending.len() as u64;
             self.gc_write(plane, pending, stream).await;
             written += 1;
         }
         self.erase_victim(victim).await;
+        let mut st = self.stats.borrow_mut();
+        st.gc_victims_in_progress = st.gc_victims_in_progress.saturating_sub(1);
+        st.gc_units_moved_in_progress = st.gc_units_moved_in_progress.saturating_sub(moved);
         written
     }
 
@@ -279,7 +288,10 @@ impl FtlInner {
             write.oob.set_born(slot, u.born);
         }
         let r = self.program(stream, page, write, units.len() as u32).await;
-        self.stats.borrow_mut().gc_units_moved += units.len() as u64;
+        let mut st = self.stats.borrow_mut();
+        st.gc_units_moved += units.len() as u64;
+        st.gc_units_moved_in_progress += units.len() as u64;
+        drop(st);
         for (slot, Moved { lpn, old, .. }) in units.into_iter().enumerate() {
             let new = self.geo.unit_addr(page, slot as u32);
             if r.status == FlashStatus::Ok && self.gc_remap(lpn, old, new) {
@@ -313,7 +325,9 @@ impl FtlInner {
         } else {
             self.invalidate(new);
         }
-        self.stats.borrow_mut().gc_units_moved += 1;
+        let mut st = self.stats.borrow_mut();
+        st.gc_units_moved += 1;
+        st.gc_units_moved_in_progress += 1;
     }
 
     /// Waits for reads pinning `victim`, erases it and returns it to the free pool.
