@@ -206,3 +206,36 @@ fn issue_27_a_run_from_a_saved_aged_state_is_the_run_aged_inline() {
         assert_eq!(inline, saved, "{name}");
     }
 }
+
+/// The tags of a metadata-only device's units.
+fn tags(dev: &Device) -> Vec<u16> {
+    let a = dev.platform.fil.array().borrow();
+    a.store().as_any().downcast_ref::<nand::store::MetaStore>().unwrap().tags().to_vec()
+}
+
+/// A saved aged state started under a smaller data cache (`--allow-config-change`) keeps the
+/// most recently used dirty lines that fit, and the device works from there.
+#[test]
+fn a_saved_cache_fits_a_smaller_cache() {
+    let cfg = device(TINY_CMT);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("aged.state");
+    let aged = build(&cfg, 3);
+    aged.ftl.precondition(Precondition::SteadyState { overwrites: 1.0 }, &mut |_, _| {}).unwrap();
+    let saved = aged.ftl.dram_state(&tags(&aged)).unwrap();
+    assert_eq!(saved.lines.len(), 64, "ageing fills the 256 KiB cache");
+    assert!(saved.lines.iter().all(|&(_, dirty)| dirty));
+    Snapshot::save(&aged, &path, "test", 3).unwrap();
+
+    let mut small = cfg.clone();
+    small.ftl.cache.capacity = sim::ByteSize::kib(64);
+    let (dev, _) = Snapshot::load(&path).unwrap().into_device(&small, 3).unwrap();
+    let loaded = dev.ftl.dram_state(&tags(&dev)).unwrap();
+    assert_eq!(loaded.lines, saved.lines[48..], "the 16 most recently used lines, in order");
+    assert_eq!((loaded.rng, loaded.alloc, loaded.pools), (saved.rng, saved.alloc, saved.pools));
+    dev.ftl.check_invariants().unwrap();
+    let r = run(&dev, "rw=randrw bs=4k iodepth=8 number_ios=800", 4);
+    assert_eq!(r.op(host::workload::IoOp::Read).errors, 0);
+    settle(&dev);
+    dev.ftl.check_invariants().unwrap();
+}
