@@ -16,7 +16,7 @@
 //!
 //! File layout: the magic `SSDLSNAP`, a little-endian `u32` format version, a `u64` header
 //! length, the header (JSON, [`SnapshotInfo`]), then one zstd frame (with its content
-//! checksum) holding the state sections in the order above (the DRAM section as [`dram`]
+//! checksum) holding the state sections in the order above (the DRAM section as `dram.rs`
 //! describes it). Version 1 files, which have no DRAM section, still load: their devices start
 //! with an empty cache, as they always did.
 
