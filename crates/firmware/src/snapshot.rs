@@ -3,12 +3,24 @@
 //! A snapshot holds the configuration it was made under and the whole metadata state of the
 //! device — per block its write pointer, valid count, erase count, bad flag, the stream that
 //! filled it and when it closed; per mapping unit the LPN it holds and whether it is current,
-//! and its data tag. The FTL's maps are rebuilt from that on load ([`Mount::Clean`]). Page
-//! payloads are not kept: snapshots are for the metadata-only store.
+//! and its data tag. The FTL's maps are rebuilt from that on load ([`Mount::Clean`]). Beside it
+//! the FTL's state in DRAM ([`DramState`]): the data cache's lines (an aged device's cache is
+//! full of dirty lines), the firmware's random stream, the allocation counters and the free
+//! pools' order, so that a run from the snapshot is the run from the device that was saved.
+//! Page payloads are not kept: snapshots are for the metadata-only store.
+//!
+//! A cache line is saved only if it holds what flash holds (clean lines, and the dirty lines
+//! ageing leaves, whose data is the flash copy); its data is read back from the array on load.
+//! A dirty line with newer data makes the device not quiescent: flush it first
+//! ([`Device::quiesce`]).
 //!
 //! File layout: the magic `SSDLSNAP`, a little-endian `u32` format version, a `u64` header
 //! length, the header (JSON, [`SnapshotInfo`]), then one zstd frame (with its content
-//! checksum) holding the state sections in the order above.
+//! checksum) holding the state sections in the order above (the DRAM section as `dram.rs`
+//! describes it). Version 1 files, which have no DRAM section, still load: their devices start
+//! with an empty cache, as they always did.
+
+mod dram;
 
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Read, Write};
@@ -21,10 +33,13 @@ use serde_json::Value;
 
 use crate::config::DeviceConfig;
 use crate::device::Device;
-use crate::ftl::{BlockHint, Mount, MountError, MountReport, Stream};
+use crate::ftl::{BlockHint, DramState, Mount, MountError, MountReport, Stream};
 
 const MAGIC: &[u8; 8] = b"SSDLSNAP";
-const VERSION: u32 = 1;
+/// The format written: 2 added the DRAM section.
+const VERSION: u32 = 2;
+/// The oldest format read.
+const OLDEST: u32 = 1;
 /// Refuse headers larger than this (a corrupt length must not allocate gigabytes).
 const MAX_HEADER: u64 = 16 << 20;
 
@@ -56,6 +71,8 @@ pub struct Snapshot {
     units: Vec<u32>,
     tags: Vec<u16>,
     next_seq: u64,
+    /// The FTL's DRAM state (`None`: a version 1 file).
+    dram: Option<DramState>,
 }
 
 /// Why a snapshot could not be saved, read or used.
@@ -100,8 +117,8 @@ pub enum SnapshotError {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum NotQuiescent {
-    /// Cache lines hold data newer than flash.
-    #[error("{0} dirty cache lines")]
+    /// Cache lines hold data newer than flash (or are being filled or written back).
+    #[error("{0} dirty cache lines hold data newer than flash")]
     DirtyLines(u64),
     /// Mapping segments in DRAM are newer than their translation pages.
     #[error("{0} dirty mapping segments in DRAM")]
@@ -170,23 +187,25 @@ fn diff(path: &str, a: &Value, b: &Value, out: &mut Vec<(String, String, String)
 }
 
 impl Snapshot {
-    /// Saves `dev`, which must be quiescent (no request, write-back or GC in flight and no
-    /// dirty data or mapping entries in DRAM: run [`Device::quiesce`] first), to `path`,
-    /// streaming the state without copying it. Writes a temporary file and renames it into
-    /// place, so a crash never leaves half a snapshot under the name.
+    /// Saves `dev`, which must be quiescent (no request, write-back or GC in flight, no cache
+    /// line newer than flash and no dirty mapping entries in DRAM: run [`Device::quiesce`]
+    /// first, unless the device is as the fast preconditioner left it), to `path`, streaming
+    /// the state without copying it. `seed` is the seed the device was aged with. Writes a
+    /// temporary file and renames it into place, so a crash never leaves half a snapshot under
+    /// the name.
     pub fn save(dev: &Device, path: &Path, aged: &str, seed: u64) -> Result<SnapshotInfo, SnapshotError> {
         let ftl = &dev.ftl;
-        if ftl.dirty_lines() != 0 {
-            return Err(SnapshotError::NotQuiescent(NotQuiescent::DirtyLines(ftl.dirty_lines())));
-        }
-        if ftl.dirty_segments() != 0 {
-            return Err(SnapshotError::NotQuiescent(NotQuiescent::DirtySegments(ftl.dirty_segments())));
-        }
-        ftl.check_invariants().map_err(|v| SnapshotError::NotQuiescent(NotQuiescent::Broken(v)))?;
         let array = dev.platform.fil.array().borrow();
         let Some(meta) = array.store().as_any().downcast_ref::<MetaStore>() else {
             return Err(SnapshotError::NotQuiescent(NotQuiescent::NotMetadata));
         };
+        let dram = ftl
+            .dram_state(meta.tags())
+            .map_err(|n| SnapshotError::NotQuiescent(NotQuiescent::DirtyLines(n)))?;
+        if ftl.dirty_segments() != 0 {
+            return Err(SnapshotError::NotQuiescent(NotQuiescent::DirtySegments(ftl.dirty_segments())));
+        }
+        ftl.check_invariants().map_err(|v| SnapshotError::NotQuiescent(NotQuiescent::Broken(v)))?;
         let geo = array.geometry();
         let counts: Vec<f64> =
             array.blocks().iter().filter(|b| !b.bad).map(|b| b.erase_count as f64).collect();
@@ -210,6 +229,7 @@ impl Snapshot {
             units: array.raw_units(),
             tags: meta.tags(),
             next_seq: array.next_seq(),
+            dram: &dram,
         };
         write_file(path, &info, &state)?;
         Ok(info)
@@ -228,30 +248,48 @@ impl Snapshot {
         let file =
             File::open(path).map_err(|source| SnapshotError::Io { path: path.to_path_buf(), source })?;
         let mut r = BufReader::with_capacity(1 << 20, file);
-        let (info, _) = read_header(&mut r, path)?;
+        let (info, version) = read_header(&mut r, path)?;
         info.config.validate().map_err(|e| invalid(format!("its configuration is invalid: {e}")))?;
         let geo = info.config.geometry.clone();
         let z = zstd::Decoder::with_buffer(r).map_err(|e| invalid(e.to_string()))?;
         let mut z = BufReader::with_capacity(1 << 20, z);
         let (blocks, hints, units, tags, next_seq) =
             read_state(&mut z, &geo).map_err(|e| invalid(format!("state: {e}")))?;
+        let dram = (version >= 2)
+            .then(|| dram::read(&mut z, geo.total_blocks(), geo.total_units() as u64))
+            .transpose()
+            .map_err(|e| invalid(format!("DRAM state: {e}")))?;
         let mut rest = [0u8; 1];
         match z.read(&mut rest) {
             Ok(0) => {}
             Ok(_) => return Err(invalid("data after the end of the state".into())),
             Err(e) => return Err(invalid(format!("state: {e}"))),
         }
-        Ok(Snapshot { info, blocks, hints, units, tags, next_seq })
+        Ok(Snapshot { info, blocks, hints, units, tags, next_seq, dram })
     }
 
     /// Starts a device from this snapshot under `cfg` (checked against the snapshot's own with
-    /// [`check_config`] first) and `seed`.
+    /// [`check_config`] first) and `seed`: the saved array, maps and DRAM state. With the seed
+    /// the device was aged with, the firmware's random stream continues where the saved one
+    /// stopped, so the run is the one the same seed gives on the device aged inline; any
+    /// other seed starts it from that seed.
     pub fn into_device(self, cfg: &DeviceConfig, seed: u64) -> Result<(Device, MountReport), MountError> {
         let geo = cfg.geometry.clone();
         let store = MetaStore::from_tags(&geo, self.tags).map_err(MountError::ArrayState)?;
         let array = FlashArray::from_raw(geo, Box::new(store), self.blocks, self.units, self.next_seq)
             .map_err(MountError::ArrayState)?;
-        Device::mount(cfg, array, seed, Mount::Clean(&self.hints))
+        let (dev, report) = Device::mount(cfg, array, seed, Mount::Clean(&self.hints))?;
+        if let Some(dram) = &self.dram {
+            let array = dev.platform.fil.array().borrow();
+            let meta = array.store().as_any().downcast_ref::<MetaStore>().expect("built over a MetaStore");
+            dev.ftl.restore_dram_state(dram, seed == self.info.seed, meta.tags()).map_err(|b| {
+                MountError::ArrayState(format!(
+                    "the saved free pools hold block {}, which is not free in the saved array",
+                    b.0
+                ))
+            })?;
+        }
+        Ok((dev, report))
     }
 }
 
@@ -262,6 +300,7 @@ struct StateRef<'a> {
     units: &'a [u32],
     tags: &'a [u16],
     next_seq: u64,
+    dram: &'a DramState,
 }
 
 fn write_file(path: &Path, info: &SnapshotInfo, state: &StateRef<'_>) -> Result<(), SnapshotError> {
@@ -303,10 +342,12 @@ fn write_state(w: &mut impl Write, s: &StateRef<'_>) -> io::Result<()> {
         w.write_all(&bytes)?;
     }
     w.write_all(&s.next_seq.to_le_bytes())?;
+    dram::write(w, s.dram)?;
     w.flush()
 }
 
-fn read_header(r: &mut impl Read, path: &Path) -> Result<(SnapshotInfo, u64), SnapshotError> {
+/// The header and the format version.
+fn read_header(r: &mut impl Read, path: &Path) -> Result<(SnapshotInfo, u32), SnapshotError> {
     let invalid = |why: String| SnapshotError::Invalid { path: path.to_path_buf(), why };
     let io_err = |e: io::Error| {
         if e.kind() == io::ErrorKind::UnexpectedEof {
@@ -323,8 +364,10 @@ fn read_header(r: &mut impl Read, path: &Path) -> Result<(SnapshotInfo, u64), Sn
     let mut v = [0u8; 4];
     r.read_exact(&mut v).map_err(io_err)?;
     let version = u32::from_le_bytes(v);
-    if version != VERSION {
-        return Err(invalid(format!("format version {version}; this ssdlab reads version {VERSION}")));
+    if !(OLDEST..=VERSION).contains(&version) {
+        return Err(invalid(format!(
+            "format version {version}; this ssdlab reads versions {OLDEST} to {VERSION}"
+        )));
     }
     let mut len = [0u8; 8];
     r.read_exact(&mut len).map_err(io_err)?;
@@ -335,7 +378,7 @@ fn read_header(r: &mut impl Read, path: &Path) -> Result<(SnapshotInfo, u64), Sn
     let mut header = vec![0u8; len as usize];
     r.read_exact(&mut header).map_err(io_err)?;
     let info = serde_json::from_slice(&header).map_err(|e| invalid(format!("header: {e}")))?;
-    Ok((info, len))
+    Ok((info, version))
 }
 
 type State = (Vec<BlockState>, Vec<BlockHint>, Vec<u32>, Vec<u16>, u64);

@@ -141,6 +141,18 @@ impl Allocator {
         self.mapping_counter += 1;
         plane
     }
+
+    /// What the allocator remembers beyond its frontiers (which the array and the block hints
+    /// give back): the placement policy's cursor and the translation pages' turn.
+    pub fn counters(&self) -> [u64; 2] {
+        [self.policy.cursor(), self.mapping_counter]
+    }
+
+    /// Restores what [`counters`](Self::counters) returned.
+    pub fn set_counters(&mut self, [cursor, mapping]: [u64; 2]) {
+        self.policy.set_cursor(cursor);
+        self.mapping_counter = mapping;
+    }
 }
 
 #[cfg(test)]

@@ -72,6 +72,17 @@ pub struct BlockManager {
     close_seq: u64,
 }
 
+/// The free pools' order and the block counters ([`BlockManager::pool_state`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PoolState {
+    /// Every free block and its key in its plane's pool, by block.
+    pub free: Vec<(u32, u64)>,
+    /// Blocks released so far (the next key of a pool ordered by release).
+    pub release_seq: u64,
+    /// Blocks closed so far.
+    pub close_seq: u64,
+}
+
 impl BlockManager {
     /// Every good block free; `bad` blocks are never used.
     pub fn new(geo: &Geometry, dynamic_wl: bool, bad: &[BlockIdx]) -> Self {
@@ -227,6 +238,40 @@ impl BlockManager {
     /// A block's bookkeeping.
     pub fn info(&self, block: BlockIdx) -> &BlockInfo {
         &self.info[block.idx()]
+    }
+
+    /// The order-keeping state a restore from array state cannot know: every free block with
+    /// its key in the pool (erase count under dynamic WL, release order otherwise), and the
+    /// release and close counters.
+    pub fn pool_state(&self) -> PoolState {
+        let mut free: Vec<(u32, u64)> =
+            self.free.iter().flat_map(|f| f.iter().map(|Reverse((key, b))| (*b, *key))).collect();
+        free.sort_unstable();
+        PoolState { free, release_seq: self.release_seq, close_seq: self.close_seq }
+    }
+
+    /// Restores what [`pool_state`](Self::pool_state) returned over a manager
+    /// [`restore`](Self::restore)d from the same array state. Returns the first block that is
+    /// not free here, if any (the state belongs to another array).
+    pub fn set_pool_state(&mut self, s: &PoolState) -> Result<(), BlockIdx> {
+        let mut pools: Vec<BinaryHeap<Reverse<(u64, u32)>>> =
+            self.free.iter().map(|_| BinaryHeap::new()).collect();
+        for &(b, key) in &s.free {
+            let block = BlockIdx(b);
+            if self.info.get(block.idx()).is_none_or(|i| i.usage != BlockUse::Free) {
+                return Err(block);
+            }
+            pools[self.plane_of(block) as usize].push(Reverse((key, b)));
+        }
+        if pools.iter().map(|p| p.len() as u64).sum::<u64>() != self.total_free() {
+            let missing = (0..self.info.len() as u32)
+                .find(|&b| self.info[b as usize].usage == BlockUse::Free && !s.free.iter().any(|f| f.0 == b));
+            return Err(BlockIdx(missing.unwrap_or(0)));
+        }
+        self.free = pools;
+        self.release_seq = s.release_seq;
+        self.close_seq = s.close_seq;
+        Ok(())
     }
 
     /// Counts of blocks per role, for invariant checks: (free, open, closed, victim, bad).

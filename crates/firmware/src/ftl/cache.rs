@@ -211,6 +211,12 @@ impl DataCache {
         self.iter_from_tail(DIRTY).collect()
     }
 
+    /// Every clean line, then every dirty line, each least recently used first: inserting them
+    /// in this order into an empty cache rebuilds both LRU lists.
+    pub fn lines_lru_first(&self) -> impl Iterator<Item = &Line> + '_ {
+        self.iter_from_tail(CLEAN).chain(self.iter_from_tail(DIRTY)).map(|i| &self.lines[i as usize])
+    }
+
     /// Lines in `Dirty` (newer than flash, not being written back).
     pub fn dirty_count(&self) -> u32 {
         self.counts[LineState::Dirty as usize]

@@ -19,6 +19,7 @@ mod mount;
 pub mod place;
 mod policies;
 mod precondition;
+mod resume;
 mod state;
 mod stats;
 mod waits;
@@ -26,7 +27,7 @@ mod writeback;
 pub mod writeback_policy;
 
 pub use alloc::Allocator;
-pub use blocks::{BlockInfo, BlockManager, BlockUse, Stream};
+pub use blocks::{BlockInfo, BlockManager, BlockUse, PoolState, Stream};
 pub use check::Violation;
 pub use config::{
     AllocConfig, CacheConfig, FtlConfig, GcConfig, MappingConfig, VictimPolicy, WlConfig, WriteBackMode,
@@ -39,5 +40,6 @@ pub use io::{UnitResults, UnitWrite};
 pub use mount::{BlockHint, Mount, MountError, MountReport};
 pub use policies::Policies;
 pub use precondition::{Precondition, PreconditionError};
+pub use resume::DramState;
 pub use state::{Ftl, Setup};
 pub use stats::FtlStats;

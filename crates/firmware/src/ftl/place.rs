@@ -16,7 +16,9 @@ use crate::ftl::config::{AllocConfig, Dim};
 /// planes can take a page now; [`turn`](Self::turn) orders translation pages. The implementer
 /// must return only a plane `room` accepts (`None` when it accepts none), must not assume a
 /// plane chosen is then used (the caller may find it full), and decides from its arguments and
-/// its own counters alone.
+/// its own counters alone. A policy whose choice depends on what it chose before keeps that in
+/// one number, its [`cursor`](Self::cursor), which snapshots save and restore (so that a device
+/// started from a snapshot places its next page where the saved one would have).
 pub trait Placement {
     /// The plane for the next page of host data, among those `room` accepts. `blocks` gives
     /// each plane's free blocks; `die_load` each die's transactions queued or running.
@@ -29,6 +31,15 @@ pub trait Placement {
 
     /// The `i`-th plane in turn for translation pages (all planes, each once per period).
     fn turn(&self, i: u64) -> u32;
+
+    /// The policy's state: what it remembers of its past choices. Default: none (0).
+    fn cursor(&self) -> u64 {
+        0
+    }
+
+    /// Restores a state [`cursor`](Self::cursor) returned (by a policy of the same kind on the
+    /// same geometry). Default: nothing to restore.
+    fn set_cursor(&mut self, _cursor: u64) {}
 }
 
 /// The built-in placement `cfg` (validated) names on `geo`.
@@ -82,6 +93,14 @@ impl Placement for StaticOrder {
     fn turn(&self, i: u64) -> u32 {
         self.plane(i)
     }
+
+    fn cursor(&self) -> u64 {
+        self.counter
+    }
+
+    fn set_cursor(&mut self, cursor: u64) {
+        self.counter = cursor;
+    }
 }
 
 /// The die with the fewest transactions queued or running in the FIL (the first in turn among
@@ -114,6 +133,14 @@ impl Placement for LeastBusy {
 
     fn turn(&self, i: u64) -> u32 {
         (i % (self.dies * self.planes_per_die) as u64) as u32
+    }
+
+    fn cursor(&self) -> u64 {
+        self.rr as u64
+    }
+
+    fn set_cursor(&mut self, cursor: u64) {
+        self.rr = (cursor % self.dies as u64) as u32;
     }
 }
 

@@ -44,12 +44,12 @@ struct Aged {
 }
 
 impl Aged {
-    /// Ages `cfg` to GC steady state (fast path) and saves it.
+    /// Ages `cfg` to GC steady state (fast path) and saves it as the ageing left it (at rest,
+    /// its cache full of dirty lines holding what flash holds), as `ssdlab age` does.
     fn new(cfg: &DeviceConfig, seed: u64) -> Result<Aged> {
         let kind = Precondition::SteadyState { overwrites: 2.0 };
         let p = ssdlab::prepare(cfg, &StoreChoice::Metadata, seed, Start::Precondition(kind), &mut |_, _| {})
             .with_context(|| format!("ageing {}", cfg.name))?;
-        p.device.quiesce().map_err(|e| anyhow::anyhow!("bringing {} to rest: {e}", cfg.name))?;
         let dir = tempfile::tempdir().context("a temporary directory for the aged device")?;
         let path = dir.path().join("aged.state");
         Snapshot::save(&p.device, &path, &ssdlab::describe(kind), seed)?;
