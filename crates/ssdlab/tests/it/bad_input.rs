@@ -123,6 +123,18 @@ fn malformed_job_files_and_flags_name_the_line_or_option() {
 }
 
 #[test]
+fn bad_gc_pacing_settings_are_one_line_errors() {
+    for (set, want) in [
+        ("ftl.gc.worthwhile_stale=1.5", "ftl.gc.worthwhile_stale: must be a fraction"),
+        ("ftl.gc.worthwhile_stale=-0.1", "ftl.gc.worthwhile_stale: must be a fraction"),
+        ("ftl.gc.pacing=lazy", "expected `eager` or `paced`"),
+    ] {
+        let e = fails(&["run", "softssd", "--set", set]);
+        assert!(e.contains(want) && e.trim().lines().count() == 1, "--set {set}: {e}");
+    }
+}
+
+#[test]
 fn image_store_errors_are_one_line() {
     let dir = tempfile::tempdir().unwrap();
     let junk = write(&dir, "junk.img", "not an image");
