@@ -22,6 +22,7 @@ class Latency(Section):
     p90: int
     p99: int
     p999: int
+    p9999: int
     max: int
 
 class OpReport(Section):

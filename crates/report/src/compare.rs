@@ -189,6 +189,7 @@ fn rows(r: &Report, ops: &[&str]) -> Vec<Row> {
         add(&format!("{op} latency p50"), "us", Relative, us(l.map(|l| l.p50 as f64)));
         add(&format!("{op} latency p99"), "us", Relative, us(l.map(|l| l.p99 as f64)));
         add(&format!("{op} latency p99.9"), "us", Relative, us(l.map(|l| l.p999 as f64)));
+        add(&format!("{op} latency p99.99"), "us", Relative, us(l.map(|l| l.p9999 as f64)));
         add(&format!("{op} latency max"), "us", Relative, us(l.map(|l| l.max as f64)));
         add(&format!("{op} errors"), "cmds", Relative, o.map(|o| o.errors as f64));
     }

@@ -58,6 +58,9 @@ macro_rules! op_metrics {
             h(concat!($op, "_p999_us"), Real, concat!("99.9th percentile ", $op, " latency, us"), |r| {
                 op(r, $op).map(|o| o.latency_ns.p999 as f64 / 1e3)
             }),
+            h(concat!($op, "_p9999_us"), Real, concat!("99.99th percentile ", $op, " latency, us"), |r| {
+                op(r, $op).map(|o| o.latency_ns.p9999 as f64 / 1e3)
+            }),
             h(concat!($op, "_max_us"), Real, concat!("longest ", $op, ", us"), |r| {
                 op(r, $op).map(|o| o.latency_ns.max as f64 / 1e3)
             }),
@@ -91,8 +94,8 @@ const TOTALS: [Headline; 3] = [
     }),
 ];
 
-const READ: [Headline; 6] = op_metrics!("read");
-const WRITE: [Headline; 6] = op_metrics!("write");
+const READ: [Headline; 7] = op_metrics!("read");
+const WRITE: [Headline; 7] = op_metrics!("write");
 
 const DEVICE: [Headline; 16] = [
     h("waf", Real, "write amplification (waf.waf)", |r| Some(r.waf.waf)),

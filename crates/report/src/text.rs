@@ -74,14 +74,14 @@ pub fn summary(r: &Report) -> String {
     }
     let _ = writeln!(
         s,
-        "{:<6} {:>9} {:>10} {:>9} | latency us: {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}",
-        "op", "count", "IOPS", "MB/s", "mean", "p50", "p90", "p99", "p99.9", "max"
+        "{:<6} {:>9} {:>10} {:>9} | latency us: {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}",
+        "op", "count", "IOPS", "MB/s", "mean", "p50", "p90", "p99", "p99.9", "p99.99", "max"
     );
     for (name, o) in &r.ops {
         let l = &o.latency_ns;
         let _ = writeln!(
             s,
-            "{:<6} {:>9} {:>10.0} {:>9.1} | {:>20} {:>8} {:>8} {:>8} {:>8} {:>8}{}",
+            "{:<6} {:>9} {:>10.0} {:>9.1} | {:>20} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}{}",
             name,
             o.throughput.count,
             o.throughput.iops,
@@ -91,6 +91,7 @@ pub fn summary(r: &Report) -> String {
             us(l.p90 as f64),
             us(l.p99 as f64),
             us(l.p999 as f64),
+            us(l.p9999 as f64),
             us(l.max as f64),
             if o.errors > 0 { format!("  ({} errors)", o.errors) } else { String::new() }
         );

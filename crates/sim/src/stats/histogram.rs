@@ -27,6 +27,9 @@ pub struct Summary {
     pub p99: u64,
     /// 99.9th percentile.
     pub p999: u64,
+    /// 99.99th percentile (absent from reports written before it was added: 0 then).
+    #[serde(default)]
+    pub p9999: u64,
     /// Largest sample.
     pub max: u64,
 }
@@ -102,6 +105,7 @@ impl Histogram {
             p90: self.quantile(0.90),
             p99: self.quantile(0.99),
             p999: self.quantile(0.999),
+            p9999: self.quantile(0.9999),
             max: self.max(),
         }
     }
