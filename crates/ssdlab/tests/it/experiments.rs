@@ -1,5 +1,5 @@
 //! Helpers shared by the experiment tests: small devices described in TOML, multi-phase runs
-//! on one device, and the analytic write-amplification model.
+//! on one device, and (from `firmware::ftl::theory`) the analytic write-amplification model.
 
 use firmware::config::DeviceConfig;
 use firmware::device::Device;
@@ -40,31 +40,7 @@ pub fn build(cfg: &DeviceConfig, seed: u64) -> Device {
     Device::build(cfg, &StoreChoice::Metadata, seed).unwrap()
 }
 
-/// The principal branch of the Lambert W function on (-1/e, 0] (Halley's iteration).
-pub fn lambert_w0(x: f64) -> f64 {
-    assert!((-1.0 / std::f64::consts::E..=0.0).contains(&x), "W0 domain: {x}");
-    let p = (2.0 * (std::f64::consts::E * x + 1.0)).sqrt();
-    let mut w = -1.0 + p - p * p / 3.0;
-    for _ in 0..50 {
-        let e = w.exp();
-        let f = w * e - x;
-        let step = f / (e * (w + 1.0) - (w + 2.0) * f / (2.0 * w + 2.0));
-        w -= step;
-        if step.abs() < 1e-14 {
-            break;
-        }
-    }
-    w
-}
-
-/// Write amplification of greedy GC under uniform random writes, from L. Xiang and
-/// B. M. Kurkoski, "An Improved Analytic Expression for Write Amplification in NAND Flash",
-/// ICNC 2012 (arXiv:1110.4245): WA = (1 + rho) / (1 + rho + W0(-(1 + rho) e^-(1 + rho))),
-/// where rho = (physical - logical) / logical is the over-provisioning factor.
-pub fn greedy_waf(rho: f64) -> f64 {
-    let a = 1.0 + rho;
-    a / (a + lambert_w0(-a * (-a).exp()))
-}
+pub use firmware::ftl::theory::{greedy_waf, lambert_w0};
 
 #[test]
 fn the_model_matches_its_published_value() {

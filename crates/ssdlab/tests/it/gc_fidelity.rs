@@ -1,5 +1,5 @@
 //! Steady-state write amplification of uniform random 4 KiB writes under greedy GC, against
-//! the analytic model of Xiang and Kurkoski (see `experiments::greedy_waf`).
+//! the analytic model of Xiang and Kurkoski (`firmware::ftl::theory::greedy_waf`).
 //!
 //! The device: 1 die, 1 plane, pages of 4 KiB (one mapping unit per page, as the model
 //! assumes), the full map in DRAM (no translation-page writes), an 8 KiB cache (so writes reach

@@ -6,31 +6,55 @@
 //! its whole physical space again, in which time each of its units was overwritten with
 //! probability 1 - e^(-alpha (1 - u)), where alpha is physical over logical capacity and
 //! 1 - u the share of writes that are the host's. The victim's valid fraction u therefore
-//! solves u = e^(-alpha (1 - u)); write amplification is 1 / (1 - u). Greedy cleaning's
-//! victims are at least as empty.
+//! solves u = e^(-alpha (1 - u)), whose root below 1 is u = -W0(-alpha e^-alpha) / alpha;
+//! write amplification is 1 / (1 - u). Xiang and Kurkoski's expression for greedy cleaning
+//! with large blocks ([`greedy_waf`]) is the same closed form: greedy's victims are as empty
+//! as FIFO's in that limit and emptier with small blocks.
+
+/// The principal branch of the Lambert W function on (-1/e, 0] (Halley's iteration).
+///
+/// # Panics
+/// If `x` is outside that domain.
+pub fn lambert_w0(x: f64) -> f64 {
+    assert!((-1.0 / std::f64::consts::E..=0.0).contains(&x), "W0 domain: {x}");
+    let p = (2.0 * (std::f64::consts::E * x + 1.0)).sqrt();
+    let mut w = -1.0 + p - p * p / 3.0;
+    for _ in 0..50 {
+        let e = w.exp();
+        let f = w * e - x;
+        let step = f / (e * (w + 1.0) - (w + 2.0) * f / (2.0 * w + 2.0));
+        w -= step;
+        if step.abs() < 1e-14 {
+            break;
+        }
+    }
+    w
+}
+
+/// The valid fraction of a steady-state victim at physical over logical capacity `alpha`
+/// (> 1): -W0(-alpha e^-alpha) / alpha.
+fn victim_valid(alpha: f64) -> f64 {
+    -lambert_w0(-alpha * (-alpha).exp()) / alpha
+}
 
 /// The valid fraction of a FIFO victim in the steady state at over-provisioning `op` (the
 /// fraction of raw capacity hidden from the host, in (0, 1)): the root below 1 of
 /// u = e^(-alpha (1 - u)), alpha = 1 / (1 - op).
 pub fn fifo_victim_valid(op: f64) -> f64 {
-    let alpha = 1.0 / (1.0 - op);
-    // Newton's method on f(u) = u - e^(-alpha (1 - u)) from 0: f is concave, negative at 0 and
-    // rising up to the lower root, so the iterates rise monotonically to it (1 is the other).
-    let mut u = 0.0f64;
-    for _ in 0..200 {
-        let g = (-alpha * (1.0 - u)).exp();
-        let next = u - (u - g) / (1.0 - alpha * g);
-        if next.is_nan() || next <= u || next >= 1.0 {
-            break;
-        }
-        u = next;
-    }
-    u
+    victim_valid(1.0 / (1.0 - op))
 }
 
 /// Write amplification of FIFO cleaning at over-provisioning `op`.
 pub fn fifo_waf(op: f64) -> f64 {
     1.0 / (1.0 - fifo_victim_valid(op))
+}
+
+/// Write amplification of greedy GC under uniform random writes, from L. Xiang and
+/// B. M. Kurkoski, "An Improved Analytic Expression for Write Amplification in NAND Flash",
+/// ICNC 2012 (arXiv:1110.4245): WA = (1 + rho) / (1 + rho + W0(-(1 + rho) e^-(1 + rho))),
+/// where rho = (physical - logical) / logical is the over-provisioning factor.
+pub fn greedy_waf(rho: f64) -> f64 {
+    1.0 / (1.0 - victim_valid(1.0 + rho))
 }
 
 #[cfg(test)]
