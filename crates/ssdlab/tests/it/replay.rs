@@ -23,6 +23,23 @@ fn report(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
+/// `ssdlab replay --precondition none TRACE DEVICE --json JSON EXTRA...` (which must succeed):
+/// the report and what the command printed.
+fn replay(trace: &Path, device: &str, json: &Path, extra: &[&str]) -> (Value, String) {
+    let mut args = vec![
+        "replay",
+        "--precondition",
+        "none",
+        trace.to_str().unwrap(),
+        device,
+        "--json",
+        json.to_str().unwrap(),
+    ];
+    args.extend(extra);
+    let out = ok(&args);
+    (report(json), out)
+}
+
 #[test]
 fn shared_traces_replay_in_both_modes_on_pipessd() {
     let dir = tempfile::tempdir().unwrap();
@@ -32,20 +49,8 @@ fn shared_traces_replay_in_both_modes_on_pipessd() {
         let Some(trace) = shared(name) else { return };
         let mut sim_times = Vec::new();
         for mode in [["--mode", "timed"], ["--mode", "closed"]] {
-            let json = dir.path().join("r.json");
-            let mut args = vec![
-                "replay",
-                "--precondition",
-                "none",
-                trace.to_str().unwrap(),
-                "pipessd",
-                "--json",
-                json.to_str().unwrap(),
-            ];
-            args.extend(mode);
-            let out = ok(&args);
+            let (r, out) = replay(&trace, "pipessd", &dir.path().join("r.json"), &mode);
             assert!(out.contains(&format!("{records} records")), "{out}");
-            let r = report(&json);
             let rp = &r["replay"];
             assert_eq!(rp["records"], records, "{name} {mode:?}");
             let vols: u64 =
@@ -81,16 +86,7 @@ fn a_hand_written_trace_counts_every_adjustment() {
     ];
     std::fs::write(&trace, lines.join("\r\n")).unwrap();
     let json = dir.path().join("r.json");
-    ok(&[
-        "replay",
-        "--precondition",
-        "none",
-        trace.to_str().unwrap(),
-        cfg.to_str().unwrap(),
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    let rp = report(&json)["replay"].clone();
+    let rp = replay(&trace, cfg.to_str().unwrap(), &json, &[]).0["replay"].clone();
     assert_eq!(rp["format"], "mqsim");
     assert_eq!(rp["records"], 5);
     assert_eq!(rp["commands"], 4);
@@ -101,18 +97,7 @@ fn a_hand_written_trace_counts_every_adjustment() {
     assert_eq!(rp["volumes"]["0"]["writes"], 2);
     assert_eq!(rp["volumes"]["2"]["read_bytes"], 8192);
     // Split instead of widen: the unaligned write becomes head, aligned middle and tail.
-    ok(&[
-        "replay",
-        "--precondition",
-        "none",
-        trace.to_str().unwrap(),
-        cfg.to_str().unwrap(),
-        "--align",
-        "split",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    let rp = report(&json)["replay"].clone();
+    let rp = replay(&trace, cfg.to_str().unwrap(), &json, &["--align", "split"]).0["replay"].clone();
     assert_eq!((rp["split"].as_u64(), rp["commands"].as_u64()), (Some(1), Some(6)));
 }
 
@@ -126,18 +111,7 @@ fn speed_scales_time_and_bad_lines_stop_or_are_skipped() {
     std::fs::write(&trace, &text).unwrap();
     let json = dir.path().join("r.json");
     let sim_time = |speed: &str| {
-        ok(&[
-            "replay",
-            "--precondition",
-            "none",
-            trace.to_str().unwrap(),
-            cfg.to_str().unwrap(),
-            "--speed",
-            speed,
-            "--json",
-            json.to_str().unwrap(),
-        ]);
-        report(&json)["sim_time_ns"].as_f64().unwrap()
+        replay(&trace, cfg.to_str().unwrap(), &json, &["--speed", speed]).0["sim_time_ns"].as_f64().unwrap()
     };
     let (x1, x2) = (sim_time("1"), sim_time("2"));
     assert!((x1 / x2 - 2.0).abs() < 0.05, "speed 2 halves the replay: {x1} vs {x2}");
@@ -145,17 +119,7 @@ fn speed_scales_time_and_bad_lines_stop_or_are_skipped() {
     std::fs::write(&trace, format!("{text}0,x1,4096,r,1.5\n0,8,4096,r,1.6\n")).unwrap();
     let e = fails(&["replay", "--precondition", "none", trace.to_str().unwrap(), cfg.to_str().unwrap()]);
     assert!(e.contains("t.spc:101") && e.contains("x1"), "{e}");
-    ok(&[
-        "replay",
-        "--precondition",
-        "none",
-        trace.to_str().unwrap(),
-        cfg.to_str().unwrap(),
-        "--skip-bad-lines",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    let rp = report(&json)["replay"].clone();
+    let rp = replay(&trace, cfg.to_str().unwrap(), &json, &["--skip-bad-lines"]).0["replay"].clone();
     assert_eq!((rp["bad_lines_skipped"].as_u64(), rp["records"].as_u64()), (Some(1), Some(101)));
     // `run --trace` is the same replay; it refuses workload flags.
     let out = ok(&[
@@ -195,16 +159,7 @@ fn records_far_apart_replay_on_time() {
     ];
     std::fs::write(&trace, lines.join("\n")).unwrap();
     let json = dir.path().join("r.json");
-    ok(&[
-        "replay",
-        "--precondition",
-        "none",
-        trace.to_str().unwrap(),
-        cfg.to_str().unwrap(),
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    let r = report(&json);
+    let (r, _) = replay(&trace, cfg.to_str().unwrap(), &json, &[]);
     assert_eq!((r["replay"]["records"].as_u64(), r["replay"]["commands"].as_u64()), (Some(5), Some(5)));
     assert_eq!((r["ops"]["read"]["count"].as_u64(), r["ops"]["write"]["count"].as_u64()), (Some(2), Some(3)));
     assert_eq!(r["replay"]["lag_max_us"].as_f64(), Some(0.0), "every record issued at its timestamp");
