@@ -75,6 +75,15 @@ class Cache(Section):
     mapping: HitRatio | None
     dirty_units: int
 
+class Dram(Section):
+    capacity_bytes: int
+    data_cache_bytes: int
+    mapping_bytes: int
+    pending_budget_bytes: int
+    pending_high_bytes: int
+    gc_tpage_writes: int
+    other_bytes: int
+
 class Utilisation(Section):
     channels: list[float]
     dies: list[float]
@@ -203,6 +212,7 @@ class Report(Section):
     gc: Gc
     wear: Wear
     cache: Cache
+    dram: Dram
     utilisation: Utilisation
     flash: Flash
     link: Link

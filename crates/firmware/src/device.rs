@@ -195,10 +195,11 @@ impl Device {
         let home = p.cores[arch.home_core()];
         let with =
             Setup { cx: cx.clone(), core: home, fil: p.fil.clone(), ecc, flow: flow.clone(), policies };
+        let ftl_cfg = cfg.ftl.resolved(&cfg.geometry, cfg.controller.dram);
         let (ftl, mount) = match mount {
-            None => (Ftl::new(with, &cfg.ftl), None),
+            None => (Ftl::new(with, &ftl_cfg), None),
             Some(how) => {
-                let (ftl, report) = Ftl::mount(with, &cfg.ftl, how)?;
+                let (ftl, report) = Ftl::mount(with, &ftl_cfg, how)?;
                 (ftl, Some(report))
             }
         };

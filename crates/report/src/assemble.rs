@@ -133,6 +133,7 @@ pub fn assemble(dev: &dyn System, host: &HostResults, info: &RunInfo) -> Report 
             mapping: totals.cmt.map(|(h, m)| HitRatio::new(h, m)),
             dirty_units: totals.dirty_units,
         },
+        dram: dram(dev.config(), st),
         utilisation: Utilisation {
             channels: fil.channel_utilisation(elapsed),
             dies: fil.die_utilisation(elapsed),
@@ -229,6 +230,32 @@ fn phase_quantile(hist: &[sim::stats::LogHistogram], q: f64) -> firmware::trace:
         *slot = sim::SimDuration::from_nanos(h.quantile(q));
     }
     firmware::trace::Phases::from_entries(v)
+}
+
+/// The controller's DRAM by use under `cfg`, with the pending updates' high-water mark from
+/// the FTL's counters.
+fn dram(cfg: &firmware::config::DeviceConfig, st: &firmware::ftl::FtlStats) -> DramReport {
+    use firmware::ftl::config::MappingConfig;
+    let capacity = cfg.controller.dram.bytes();
+    let ftl = &cfg.ftl;
+    let on_host = cfg.system.kind() == "host-ftl";
+    let data_cache = if on_host { 0 } else { ftl.cache.capacity.bytes() };
+    let mapping = match &ftl.mapping {
+        _ if on_host => 0,
+        MappingConfig::Dftl { cmt, .. } => cmt.bytes(),
+        MappingConfig::Full => 4 * ftl.logical_units(&cfg.geometry) as u64,
+    };
+    let entry = firmware::ftl::PENDING_ENTRY_BYTES;
+    let pending = st.pending_budget * entry;
+    DramReport {
+        capacity_bytes: capacity,
+        data_cache_bytes: data_cache,
+        mapping_bytes: mapping,
+        pending_budget_bytes: pending,
+        pending_high_bytes: st.pending_high * entry,
+        gc_tpage_writes: st.gc_tpage_writes,
+        other_bytes: capacity.saturating_sub(data_cache + mapping + pending),
+    }
 }
 
 /// The report's columns from the host's series.

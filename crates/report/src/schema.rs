@@ -52,6 +52,9 @@ pub struct Report {
     pub wear: WearReport,
     /// Hit ratios.
     pub cache: CacheReport,
+    /// The controller's DRAM by use, and what GC's pending mapping updates took of theirs.
+    #[serde(default)]
+    pub dram: DramReport,
     /// Busy fractions.
     pub utilisation: Utilisation,
     /// Flash transactions.
@@ -298,6 +301,28 @@ pub struct CacheReport {
     /// Mapping units held dirty in the data cache at the end (written by the host, not yet
     /// programmed: they are not in the WAF).
     pub dirty_units: u64,
+}
+
+/// The controller's DRAM by use (as configured: each use is a fixed allocation) and the
+/// pending mapping updates' high-water mark.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct DramReport {
+    /// The controller's DRAM.
+    pub capacity_bytes: u64,
+    /// The data cache's lines.
+    pub data_cache_bytes: u64,
+    /// The mapping table in DRAM: the CMT (DFTL) or the whole map (4 bytes per unit); 0 when
+    /// the FTL runs on the host (`host_stack` has its memory).
+    pub mapping_bytes: u64,
+    /// DFTL: the budget for the mapping updates GC makes to entries that are not cached, held
+    /// until their translation page is rewritten.
+    pub pending_budget_bytes: u64,
+    /// The most of that budget held at once.
+    pub pending_high_bytes: u64,
+    /// Translation pages GC rewrote itself because the budget was full.
+    pub gc_tpage_writes: u64,
+    /// The rest (firmware, queues, buffers).
+    pub other_bytes: u64,
 }
 
 /// A core's load.

@@ -2,6 +2,8 @@
 
 use std::fmt::Write;
 
+use sim::ByteSize;
+
 use crate::schema::Report;
 
 fn us(ns: f64) -> String {
@@ -146,6 +148,21 @@ pub fn summary(r: &Report) -> String {
         r.wear.mean,
         r.wear.max
     );
+    let d = &r.dram;
+    if d.pending_budget_bytes > 0 {
+        // Only DFTL has pending updates; the rest of the DRAM is configuration, in the JSON.
+        let _ = writeln!(
+            s,
+            "DRAM {:#}: data cache {:#}, mapping {:#}, pending updates {:#} (high-water {:#}, GC rewrote {} translation pages for room), other {:#}",
+            ByteSize(d.capacity_bytes),
+            ByteSize(d.data_cache_bytes),
+            ByteSize(d.mapping_bytes),
+            ByteSize(d.pending_budget_bytes),
+            ByteSize(d.pending_high_bytes),
+            d.gc_tpage_writes,
+            ByteSize(d.other_bytes)
+        );
+    }
     let cmt = r.cache.mapping.as_ref().map_or("full map".to_string(), |m| pct(m.ratio));
     let cores: Vec<String> =
         r.utilisation.cores.iter().map(|c| format!("{} {}", c.name, pct(c.busy))).collect();

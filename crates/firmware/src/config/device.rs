@@ -185,6 +185,7 @@ impl DeviceConfig {
     pub fn resolved(&self) -> DeviceConfig {
         DeviceConfig {
             timing: self.timing.resolved(),
+            ftl: self.ftl.resolved(&self.geometry, self.controller.dram),
             power: self.power.resolved(self.timing.cell, self.host.link.is_sata()),
             ..self.clone()
         }

@@ -122,10 +122,13 @@ impl Allocator {
         blocks: &BlockManager,
         hard_free: u32,
         die_load: &dyn Fn(DieIdx) -> u32,
+        admitted: &dyn Fn(u32) -> bool,
     ) -> Option<u32> {
         let open = &self.open[Stream::User as usize];
-        let room =
-            |p: u32| open[p as usize].block.is_some() || blocks.free_count(p) > keep(Stream::User, hard_free);
+        let room = |p: u32| {
+            (open[p as usize].block.is_some() || blocks.free_count(p) > keep(Stream::User, hard_free))
+                && admitted(p)
+        };
         self.policy.user_plane(&room, blocks, die_load)
     }
 
@@ -202,7 +205,7 @@ mod tests {
         // CWDP visits 0, 4, 2, 6, 1, 5, 3, 7; planes 4 and 2 have no room for host data.
         leave_no_room(&mut blocks, 4, hard);
         leave_no_room(&mut blocks, 2, hard);
-        let mut next = |blocks: &BlockManager| a.user_plane(blocks, hard, &idle);
+        let mut next = |blocks: &BlockManager| a.user_plane(blocks, hard, &idle, &|_| true);
         let picks: Vec<_> = (0..7).map(|_| next(&blocks).unwrap()).collect();
         assert_eq!(picks, [0, 6, 1, 5, 3, 7, 0]);
         // Plane 7, the last of the period, fills too: the search past it starts over at 0.

@@ -76,8 +76,8 @@ impl Ftl {
         // Translation directory.
         if let Some(d) = &i.map.dftl {
             let d = d.borrow();
-            if d.pending != 0 {
-                return Err(Violation::TranslationPagesBehind(d.pending));
+            if d.pending_pages() != 0 {
+                return Err(Violation::TranslationPagesBehind(d.pending_pages()));
             }
             for t in 0..d.tpages() {
                 if let Some(u) = d.location(t) {

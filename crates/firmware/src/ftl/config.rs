@@ -19,9 +19,28 @@ pub enum MappingConfig {
         /// 8 bytes of bookkeeping per logical page). Default: 64.
         #[serde(default = "default_segment")]
         segment_entries: u32,
+        /// DRAM for the mapping updates GC makes to entries whose segment is not cached, held
+        /// until their translation page is rewritten (8 bytes each: the LPN and its new
+        /// address). When it is full, GC rewrites translation pages itself before it moves
+        /// more, but never into a plane's last free block (the updates then overflow the
+        /// budget, and the report's high-water mark shows it). Default: 256 updates per
+        /// translation page (so that one rewrite takes many), or the controller DRAM the data
+        /// cache and the CMT leave, if that is less.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pending: Option<ByteSize>,
     },
     /// The entire page map in DRAM (no translation pages): the comparison point for DFTL.
     Full,
+}
+
+/// Pending mapping updates per translation page the default budget holds.
+const PENDING_PER_TPAGE: u64 = 256;
+
+/// The default budget for pending mapping updates over `logical` units, DRAM aside: 256 per
+/// translation page (an eighth of a 8 KiB page's entries).
+pub(crate) fn default_pending(logical: u32, geo: &Geometry) -> u64 {
+    let tpages = logical.div_ceil(geo.page_bytes() / 4) as u64;
+    tpages * PENDING_PER_TPAGE * crate::ftl::map::PENDING_ENTRY_BYTES
 }
 
 fn default_cmt() -> ByteSize {
@@ -33,7 +52,7 @@ fn default_segment() -> u32 {
 
 impl Default for MappingConfig {
     fn default() -> Self {
-        MappingConfig::Dftl { cmt: default_cmt(), segment_entries: default_segment() }
+        MappingConfig::Dftl { cmt: default_cmt(), segment_entries: default_segment(), pending: None }
     }
 }
 
@@ -201,6 +220,12 @@ pub struct GcConfig {
     /// (Desnoyers 2012; 0.137 at 7%), which greedy's victims reach or beat.
     #[serde(default)]
     pub worthwhile_stale: Option<f64>,
+    /// Under `paced`: a plane with this many free blocks or fewer admits host writes only as
+    /// fast as its GC regains space (each victim's stale units, earned as its valid units
+    /// move), and its GC collects whatever its victims gain. Default: hard_free + 1; equal to
+    /// hard_free, no admission (host writes run the plane down to the hard threshold).
+    #[serde(default)]
+    pub admit_free: Option<u32>,
 }
 
 /// How background GC is paced (docs/write-path.md, "GC pacing").
@@ -230,6 +255,7 @@ impl Default for GcConfig {
             hard_free: default_hard(),
             pacing: GcPacing::default(),
             worthwhile_stale: None,
+            admit_free: None,
         }
     }
 }
@@ -238,6 +264,16 @@ impl GcConfig {
     /// The background threshold for planes of `blocks` blocks.
     pub fn soft(&self, blocks: u32) -> u32 {
         self.soft_free.unwrap_or((blocks / 50).max(self.hard_free + 2))
+    }
+
+    /// The free-block level at or below which host writes are admitted against GC's progress
+    /// (see [`admit_free`](Self::admit_free)); `hard_free` when nothing is admitted that way
+    /// (eager GC).
+    pub fn admission(&self) -> u32 {
+        match self.pacing {
+            GcPacing::Paced => self.admit_free.unwrap_or(self.hard_free + 1),
+            GcPacing::Eager => self.hard_free,
+        }
     }
 
     /// The stale fraction that makes a victim worth collecting at once, at over-provisioning
@@ -365,6 +401,32 @@ impl Default for FtlConfig {
 pub const TRANSLATION_LPN_BASE: u32 = 0x7000_0000;
 
 impl FtlConfig {
+    /// DRAM for pending mapping updates (DFTL's `pending`; its default given `geo` and `dram`,
+    /// the controller's); 0 with the full map.
+    pub fn pending_bytes(&self, geo: &Geometry, dram: ByteSize) -> u64 {
+        match &self.mapping {
+            MappingConfig::Dftl { cmt, pending, .. } => pending.map_or_else(
+                || {
+                    let left = dram.bytes().saturating_sub(self.cache.capacity.bytes() + cmt.bytes());
+                    default_pending(self.logical_units(geo), geo).min(left)
+                },
+                |p| p.bytes(),
+            ),
+            MappingConfig::Full => 0,
+        }
+    }
+
+    /// This configuration with its defaults that depend on the controller's `dram` filled in
+    /// (DFTL's pending-update budget).
+    pub fn resolved(&self, geo: &Geometry, dram: ByteSize) -> FtlConfig {
+        let mut cfg = self.clone();
+        let bytes = self.pending_bytes(geo, dram);
+        if let MappingConfig::Dftl { pending, .. } = &mut cfg.mapping {
+            *pending = Some(ByteSize(bytes));
+        }
+        cfg
+    }
+
     /// Host-visible mapping units for `geo`.
     pub fn logical_units(&self, geo: &Geometry) -> u32 {
         ((geo.total_units() as f64) * (1.0 - self.op)).floor() as u32
@@ -402,6 +464,12 @@ impl FtlConfig {
         ensure(self.gc.soft(geo.blocks) > self.gc.hard_free, "gc.soft_free", || {
             format!("must be above gc.hard_free ({})", self.gc.hard_free)
         })?;
+        if let Some(a) = self.gc.admit_free {
+            let (hard, soft) = (self.gc.hard_free, self.gc.soft(geo.blocks));
+            ensure(a >= hard && a < soft, "gc.admit_free", || {
+                format!("must be from gc.hard_free ({hard}) to below the soft threshold ({soft}) (got {a})")
+            })?;
+        }
         if let AllocConfig::Static { order } = &self.allocation {
             ensure(self.allocation.order().is_some(), "allocation.order", || {
                 format!("must be a permutation of C, W, D and P, such as CWDP (got {order:?})")
@@ -425,7 +493,7 @@ impl FtlConfig {
             },
         )?;
         let mut used = self.cache.capacity.bytes();
-        if let MappingConfig::Dftl { cmt, segment_entries } = &self.mapping {
+        if let MappingConfig::Dftl { cmt, segment_entries, .. } = &self.mapping {
             ensure(*segment_entries >= 1 && *segment_entries <= 4096, "mapping.segment_entries", || {
                 format!("must be between 1 and 4096 (got {segment_entries})")
             })?;
@@ -436,13 +504,13 @@ impl FtlConfig {
             ensure(cmt.bytes() >= 8 * *segment_entries as u64 * 4, "mapping.cmt", || {
                 format!("must hold at least four segments ({})", ByteSize(32 * *segment_entries as u64))
             })?;
-            used += cmt.bytes();
+            used += cmt.bytes() + self.pending_bytes(geo, dram);
         } else {
             used += 4 * units as u64;
         }
         ensure(used <= dram.bytes(), "cache.capacity", || {
             format!(
-                "the data cache and mapping table need {} but the controller has {} of DRAM",
+                "the data cache and mapping table (with its pending updates) need {} but the controller has {} of DRAM",
                 ByteSize(used),
                 dram
             )

@@ -111,8 +111,11 @@ impl FtlInner {
                 let chosen = match (stream, plane) {
                     (_, Some(p)) => Some(p),
                     (Stream::User, None) => {
-                        let fil = &self.fil;
-                        alloc.user_plane(&blocks, hard, &|d| fil.die_load(d))
+                        let (fil, admit) = (&self.fil, self.gc.admit);
+                        let allowance = self.gc.allowance.borrow();
+                        let blocks = &*blocks;
+                        let admitted = |p: u32| blocks.free_count(p) > admit || allowance[p as usize] > 0.0;
+                        alloc.user_plane(blocks, hard, &|d| fil.die_load(d), &admitted)
                     }
                     (_, None) => alloc.mapping_plane(&blocks),
                 };
@@ -122,6 +125,7 @@ impl FtlInner {
                 Some((p, page)) => {
                     if self.gc.paced && stream != Stream::Gc {
                         self.pace(p);
+                        self.spend_allowance(p);
                     }
                     self.maybe_start_gc(p);
                     return page;
@@ -154,6 +158,10 @@ impl FtlInner {
             if free == keep(stream, self.cfg.gc.hard_free) + 1 {
                 self.waits.notify(WaitKey::Room(stream));
             }
+        }
+        if free == self.gc.admit + 1 && self.gc.admit > self.cfg.gc.hard_free {
+            // Host writes no longer wait for this plane's GC to admit them.
+            self.waits.notify(WaitKey::Room(Stream::User));
         }
     }
 

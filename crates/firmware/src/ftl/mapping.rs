@@ -57,8 +57,9 @@ impl FtlInner {
         }
     }
 
-    /// Rewrites translation pages GC left behind the map in DRAM, one at a time, until none
-    /// is left.
+    /// Rewrites translation pages GC left behind the map in DRAM, one at a time, in index
+    /// order, until the pending updates are down to a quarter of their budget: started at half
+    /// of it, it lets updates to a page gather before one rewrite takes them all.
     fn start_mapping_flusher(&self) {
         self.map.flusher.set(true);
         let me = self.self_rc();
@@ -66,13 +67,56 @@ impl FtlInner {
             let dftl = me.map.dftl.as_ref().expect("DFTL");
             let mut from = 0;
             while !me.quiescing.get() {
-                let next = dftl.borrow().next_pending(from);
+                let next = {
+                    let d = dftl.borrow();
+                    if d.pending_updates <= d.pending_budget / 4 {
+                        break;
+                    }
+                    d.next_pending(from)
+                };
                 let Some(t) = next else { break };
-                me.tpage_write(t).await;
+                me.tpage_write(t, None).await;
                 from = t + 1;
             }
             me.map.flusher.set(false);
         });
+    }
+
+    /// GC is about to point `units` more entries at their new copies. Past half the pending
+    /// updates' DRAM budget GC pays for them as it goes, rewriting one pending translation page
+    /// per page it moves; where the new ones would not fit, as many as it takes. It writes them
+    /// into its own frontier in `plane` (GC never waits for space it is making), in index
+    /// order, but never into the plane's last free block: where a collection's translation
+    /// pages would cost more space than it regains (a budget too small for the device's
+    /// over-provisioning), the updates overflow the budget instead of GC eating the plane's
+    /// last block, and the high-water mark shows it. Not while the device is being brought to
+    /// rest (the pages are written untimed then).
+    pub(crate) async fn make_pending_room(&self, plane: u32, units: u64) {
+        let Some(dftl) = &self.map.dftl else { return };
+        let mut first = true;
+        loop {
+            let next = {
+                let d = dftl.borrow();
+                let fits = d.pending_updates + units <= d.pending_budget;
+                let past_half = d.pending_updates > d.pending_budget / 2;
+                if self.quiescing.get() || fits && !(first && past_half) || !self.gc_has_room_to_spare(plane)
+                {
+                    return;
+                }
+                d.next_pending(self.map.gc_flush_from.get())
+            };
+            let Some(t) = next else { return };
+            first = false;
+            self.map.gc_flush_from.set(t + 1);
+            self.stats.borrow_mut().gc_tpage_writes += 1;
+            self.tpage_write(t, Some(plane)).await;
+        }
+    }
+
+    /// Whether GC in `plane` can program a page without its frontier taking the plane's last
+    /// free block.
+    fn gc_has_room_to_spare(&self, plane: u32) -> bool {
+        self.alloc.borrow().pages_left(Stream::Gc, plane) > 1 || self.blocks.borrow().free_count(plane) > 1
     }
 
     /// Counts a lookup of `lpn`'s entry and, unless its segment is cached or on its way,
@@ -129,7 +173,7 @@ impl FtlInner {
         self.tpage_read(t).await;
         let mut d = dftl.borrow_mut();
         d.cmt.finish_loading(seg);
-        if d.gc_pending[t as usize] {
+        if d.is_pending(t) {
             // GC changed entries of this page since it was written: the cached copy merges
             // them and is newer than flash.
             d.cmt.mark_dirty(seg);
@@ -156,7 +200,7 @@ impl FtlInner {
                 (d.cmt.is_dirty(seg), d.tpage_of_segment(seg))
             };
             if dirty {
-                self.tpage_write(t).await;
+                self.tpage_write(t, None).await;
             } else {
                 dftl.borrow_mut().cmt.evict(seg);
             }
@@ -173,9 +217,10 @@ impl FtlInner {
     }
 
     /// Writes translation page `t` with the current entries of its LPNs (all dirty segments of
-    /// the page are written together), and moves the directory to the new copy. Also used by
-    /// GC to move a translation page out of a victim block.
-    pub async fn tpage_write(&self, t: u32) {
+    /// the page are written together), and moves the directory to the new copy. Into the
+    /// mapping stream, or with `gc_plane` into that plane's GC frontier (queued with GC's
+    /// pages; counted as a translation page all the same).
+    pub async fn tpage_write(&self, t: u32, gc_plane: Option<u32>) {
         let dftl = self.map.dftl.as_ref().expect("DFTL");
         while dftl.borrow().writing[t as usize] {
             self.waits.wait(WaitKey::Tpage(t)).await;
@@ -189,7 +234,10 @@ impl FtlInner {
         if partial {
             self.tpage_read(t).await; // read-modify-write of the entries not in DRAM
         }
-        let page = self.alloc_page(Stream::Mapping, None).await;
+        let page = match gc_plane {
+            Some(p) => self.alloc_page(Stream::Gc, Some(p)).await,
+            None => self.alloc_page(Stream::Mapping, None).await,
+        };
         let per = dftl.borrow().entries_per_tpage as usize;
         let data = {
             let l2p = self.map.l2p.borrow();
@@ -204,7 +252,9 @@ impl FtlInner {
         };
         let mut oob = Oob::empty(self.geo.units_per_page());
         oob.set(0, OobSlot { lpn: Some(Lpn(TRANSLATION_LPN_BASE + t)), tag: DataTag(t as u16) });
-        self.program(Stream::Mapping, page, PageWrite { oob, data }, 1).await;
+        let queue = if gc_plane.is_some() { TxnSource::Gc } else { TxnSource::Mapping };
+        self.fil.submit(FlashRequest::program(queue, page, PageWrite { oob, data })).await;
+        self.programmed(Stream::Mapping, page, 1);
         let new = self.geo.unit_addr(page, 0);
         let old = dftl.borrow_mut().relocate(t, new);
         if let Some(old) = old {

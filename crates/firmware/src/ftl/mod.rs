@@ -37,6 +37,7 @@ pub use flash::MediaError;
 pub use gc::theory;
 pub use gc::victim;
 pub use io::{UnitResults, UnitWrite};
+pub use map::PENDING_ENTRY_BYTES;
 pub use mount::{BlockHint, Mount, MountError, MountReport};
 pub use policies::Policies;
 pub use precondition::{Precondition, PreconditionError};

@@ -116,7 +116,13 @@ impl Ftl {
                 wb: WriteBack::new(cx, policies.write_back),
                 quiescing: std::cell::Cell::new(false),
                 stats: RefCell::new(FtlStats::default()),
-                gc: Gc::new(planes, policies.victim, policies.wl, paced_worthwhile(cfg, &geo)),
+                gc: Gc::new(
+                    planes,
+                    policies.victim,
+                    policies.wl,
+                    paced_worthwhile(cfg, &geo),
+                    cfg.gc.admission(),
+                ),
                 flow,
                 rng: RefCell::new(rng),
                 unit_bytes: geo.unit_bytes() as usize,
@@ -141,7 +147,12 @@ impl Ftl {
 
     /// Counters so far.
     pub fn stats(&self) -> FtlStats {
-        self.inner.stats.borrow().clone()
+        let mut st = self.inner.stats.borrow().clone();
+        if let Some(d) = &self.inner.map.dftl {
+            let d = d.borrow();
+            (st.pending_budget, st.pending_high) = (d.pending_budget, d.pending_high);
+        }
+        st
     }
 
     /// (hits, misses) of the data cache.

@@ -39,6 +39,14 @@ pub struct FtlStats {
     pub cache_full_waits: u64,
     /// Reads the ECC could not correct.
     pub uncorrectable_reads: u64,
+    /// Translation pages GC rewrote itself because the pending mapping updates filled their
+    /// DRAM budget (DFTL).
+    pub gc_tpage_writes: u64,
+    /// Pending mapping updates (GC's, to entries not cached) the DRAM budget holds (DFTL; 0
+    /// with the full map).
+    pub pending_budget: u64,
+    /// The most pending mapping updates held at once.
+    pub pending_high: u64,
 }
 
 impl FtlStats {

@@ -52,6 +52,14 @@ impl Waits {
         n.notified().await;
     }
 
+    /// Wakes the task that has waited longest on `key`, if any (no permit is kept for a later
+    /// one).
+    pub fn notify_one(&self, key: WaitKey) {
+        if let Some(n) = self.queues.borrow().get(&key).filter(|n| n.waiters() > 0) {
+            n.notify_one();
+        }
+    }
+
     /// Wakes everyone waiting on `key`.
     pub fn notify(&self, key: WaitKey) {
         let n = self.queues.borrow_mut().remove(&key);

@@ -125,6 +125,9 @@ pub fn merge_ftl(a: &mut FtlStats, b: &FtlStats) {
     a.room_wakeups += b.room_wakeups;
     a.cache_full_waits += b.cache_full_waits;
     a.uncorrectable_reads += b.uncorrectable_reads;
+    a.gc_tpage_writes += b.gc_tpage_writes;
+    a.pending_budget += b.pending_budget;
+    a.pending_high += b.pending_high;
 }
 
 fn merge_op(a: &mut OpStats, b: &OpStats) {

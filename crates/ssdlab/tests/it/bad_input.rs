@@ -128,6 +128,9 @@ fn bad_gc_pacing_settings_are_one_line_errors() {
         ("ftl.gc.worthwhile_stale=1.5", "ftl.gc.worthwhile_stale: must be a fraction"),
         ("ftl.gc.worthwhile_stale=-0.1", "ftl.gc.worthwhile_stale: must be a fraction"),
         ("ftl.gc.pacing=lazy", "expected `eager` or `paced`"),
+        ("ftl.gc.admit_free=0", "ftl.gc.admit_free: must be from gc.hard_free"),
+        ("ftl.mapping.pending=-1MiB", "ftl.mapping.pending: invalid value `-1MiB`"),
+        ("ftl.mapping.pending=4GiB", "with its pending updates) need"),
     ] {
         let e = fails(&["run", "softssd", "--set", set]);
         assert!(e.contains(want) && e.trim().lines().count() == 1, "--set {set}: {e}");

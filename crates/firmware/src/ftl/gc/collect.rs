@@ -85,7 +85,7 @@ impl FtlInner {
                 break;
             }
             let Some(v) = self.pick_gaining_victim(plane) else { break };
-            if self.gc.paced && free > self.cfg.gc.hard_free && !self.pays_for(plane, v) {
+            if self.gc.paced && free > self.gc.admit && !self.pays_for(plane, v) {
                 break;
             }
             let written = self.collect(v, Stream::Gc).await;
@@ -165,7 +165,7 @@ impl FtlInner {
     fn waits_for_credit(&self, plane: u32) -> bool {
         self.gc.paced
             && self.gc.stalled.borrow()[plane as usize].is_some()
-            && self.blocks.borrow().free_count(plane) > self.cfg.gc.hard_free
+            && self.blocks.borrow().free_count(plane) > self.gc.admit
     }
 
     /// Whether collecting `plane` could add a free block: each collection gains at most its
@@ -234,6 +234,7 @@ impl FtlInner {
         let pages = self.valid_units_by_page(victim);
         let mut pending: Vec<Moved> = Vec::with_capacity(upp as usize);
         let mut written = 0;
+        let mut earning = self.earning(victim);
         for (page, units) in pages {
             let (tpages, data): (Vec<_>, Vec<_>) =
                 units.into_iter().partition(|(_, l)| l.0 >= TRANSLATION_LPN_BASE);
@@ -248,6 +249,7 @@ impl FtlInner {
                 self.copy_tpage(lpn.0 - TRANSLATION_LPN_BASE, unit, &r, plane).await;
                 written += 1;
                 moved += 1;
+                self.earn(plane, &mut earning, upp);
             }
             let born = |slot: u32| r.oob.as_ref().map_or(0, |o| o.born(slot as usize));
             for (slot, lpn) in data {
@@ -262,15 +264,21 @@ impl FtlInner {
                     moved += pending.len() as u64;
                     self.gc_write(plane, std::mem::take(&mut pending), stream).await;
                     written += 1;
+                    self.earn(plane, &mut earning, upp);
                 }
             }
         }
         if !pending.is_empty() {
-            moved += pending.len() as u64;
+            let n = pending.len() as u32;
+            moved += n as u64;
             self.gc_write(plane, pending, stream).await;
             written += 1;
+            self.earn(plane, &mut earning, n);
         }
-        self.erase_victim(victim).await;
+        if self.erase_victim(victim).await {
+            let rest = earning.stale - earning.earned;
+            self.add_allowance(plane, rest);
+        }
         let mut st = self.stats.borrow_mut();
         st.gc_victims_in_progress = st.gc_victims_in_progress.saturating_sub(1);
         st.gc_units_moved_in_progress = st.gc_units_moved_in_progress.saturating_sub(moved);
@@ -288,6 +296,7 @@ impl FtlInner {
             write.oob.set_born(slot, u.born);
         }
         let r = self.program(stream, page, write, units.len() as u32).await;
+        self.make_pending_room(plane, units.len() as u64).await;
         let mut st = self.stats.borrow_mut();
         st.gc_units_moved += units.len() as u64;
         st.gc_units_moved_in_progress += units.len() as u64;
@@ -330,19 +339,20 @@ impl FtlInner {
         st.gc_units_moved_in_progress += 1;
     }
 
-    /// Waits for reads pinning `victim`, erases it and returns it to the free pool.
-    async fn erase_victim(&self, victim: BlockIdx) {
+    /// Waits for reads pinning `victim`, erases it and returns it to the free pool (returns
+    /// whether it did).
+    async fn erase_victim(&self, victim: BlockIdx) -> bool {
         while self.blocks.borrow().info(victim).pins > 0 {
             self.waits.wait(WaitKey::Unpinned(victim)).await;
         }
         if self.fil.array().borrow().block(victim).valid_units > 0 {
             // A store error left data behind: keep the block out of circulation rather than
             // erase live data.
-            return;
+            return false;
         }
         let r = self.fil.erase(TxnSource::Gc, self.geo.page_of(victim, 0)).await;
         if r.status != FlashStatus::Ok {
-            return;
+            return false;
         }
         let erase_count = self.fil.array().borrow().block(victim).erase_count;
         let plane = {
@@ -352,7 +362,68 @@ impl FtlInner {
         };
         self.stats.borrow_mut().blocks_erased += 1;
         self.gained_a_block(plane);
+        true
     }
+
+    /// What collecting `victim` earns host writes where they are admitted against GC (see
+    /// [`earn`](Self::earn)): its stale units (in what moving costs), spread over the units
+    /// that move.
+    fn earning(&self, victim: BlockIdx) -> Earning {
+        let dftl = self.map.dftl.as_ref().map(|d| d.borrow());
+        let cost = moving_cost(&self.geo, &self.fil.array().borrow(), dftl.as_deref(), victim);
+        let stale = self.geo.units_per_block().saturating_sub(cost) as f64;
+        Earning { stale, per_unit: if cost == 0 { 0.0 } else { stale / cost as f64 }, earned: 0.0 }
+    }
+
+    /// GC moved `units` (in what moving costs) out of its victim in `plane`: host writes there
+    /// earn the victim's stale units in proportion, so that when it is erased they have been
+    /// admitted exactly the space it regains.
+    fn earn(&self, plane: u32, e: &mut Earning, units: u32) {
+        let x = (units as f64 * e.per_unit).min(e.stale - e.earned);
+        e.earned += x;
+        self.add_allowance(plane, x);
+    }
+
+    /// Adds `units` to the host writes `plane` admits while short (capped at a block), and
+    /// wakes a waiting write for every page's worth that becomes available.
+    fn add_allowance(&self, plane: u32, units: f64) {
+        if self.gc.admit <= self.cfg.gc.hard_free || units <= 0.0 {
+            return;
+        }
+        let upp = self.geo.units_per_page() as f64;
+        let (old, new) = {
+            let mut a = self.gc.allowance.borrow_mut();
+            let slot = &mut a[plane as usize];
+            let old = *slot;
+            *slot = (old + units).min(self.geo.units_per_block() as f64);
+            (old, *slot)
+        };
+        let pages = |x: f64| (x.max(0.0) / upp).ceil() as u64;
+        if self.blocks.borrow().free_count(plane) <= self.gc.admit {
+            for _ in pages(old)..pages(new) {
+                self.waits.notify_one(WaitKey::Room(Stream::User));
+            }
+        }
+    }
+
+    /// A host or mapping page went to `plane`: while the plane is at or below the admission
+    /// level, it spends the allowance its GC earned (mapping pages may take it below zero:
+    /// they are never held back, GC needs them).
+    pub(crate) fn spend_allowance(&self, plane: u32) {
+        if self.gc.admit > self.cfg.gc.hard_free && self.blocks.borrow().free_count(plane) <= self.gc.admit {
+            self.gc.allowance.borrow_mut()[plane as usize] -= self.geo.units_per_page() as f64;
+        }
+    }
+}
+
+/// The host-write allowance one collection earns (see [`FtlInner::earn`]).
+struct Earning {
+    /// The victim's stale units: what collecting it regains.
+    stale: f64,
+    /// Earned per unit moved.
+    per_unit: f64,
+    /// Earned so far.
+    earned: f64,
 }
 
 /// Whether `plane` has fewer than `soft` free blocks and no GC task running (`active`, by plane).

@@ -31,15 +31,24 @@ pub(crate) struct Gc {
     /// Per plane: background GC stopped for want of credit; the stale units of the victim it
     /// left (paced).
     pub stalled: RefCell<Vec<Option<u32>>>,
+    /// Free blocks at or below which a plane admits host writes against its GC's progress
+    /// (`hard_free` when it does not: eager GC).
+    pub admit: u32,
+    /// Per plane: units host writes may still take there while it is at or below `admit`,
+    /// earned by its GC (each victim's stale units, as its valid units move) and spent by host
+    /// and mapping pages; at most a block's worth.
+    pub allowance: RefCell<Vec<f64>>,
 }
 
 impl Gc {
-    /// GC over `planes` planes, with these policies; paced with `worthwhile` stale units or not.
+    /// GC over `planes` planes, with these policies; paced with `worthwhile` stale units or
+    /// not; admitting host writes against its progress at `admit` free blocks or fewer.
     pub fn new(
         planes: usize,
         victim: Rc<dyn VictimPicker>,
         wl: Rc<dyn WearLeveller>,
         paced: Option<u32>,
+        admit: u32,
     ) -> Gc {
         Gc {
             active: RefCell::new(vec![false; planes]),
@@ -49,6 +58,8 @@ impl Gc {
             worthwhile: paced.unwrap_or(0),
             credit: RefCell::new(vec![0.0; planes]),
             stalled: RefCell::new(vec![None; planes]),
+            admit,
+            allowance: RefCell::new(vec![0.0; planes]),
         }
     }
 }

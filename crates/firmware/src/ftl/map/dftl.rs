@@ -1,9 +1,14 @@
 //! DFTL's state beside the CMT: the global translation directory (where each translation page
 //! lives on flash) and, for payload stores, the translation pages' contents as last written.
 
+use std::collections::BTreeSet;
+
 use nand::{BlockIdx, UnitAddr};
 
 use crate::ftl::map::Cmt;
+
+/// DRAM one pending mapping update takes: the LPN and its new address, 4 bytes each.
+pub const PENDING_ENTRY_BYTES: u64 = 8;
 
 /// DFTL bookkeeping.
 pub struct Dftl {
@@ -17,11 +22,19 @@ pub struct Dftl {
     gtd: Vec<u32>,
     /// Translation pages being rewritten.
     pub writing: Vec<bool>,
-    /// Translation pages whose entries GC changed while none of their segments was cached:
-    /// the map in DRAM is newer than the page on flash until it is rewritten.
-    pub gc_pending: Vec<bool>,
-    /// Translation pages marked in `gc_pending`.
-    pub pending: u32,
+    /// Per translation page: the updates GC made to its entries while none of their segments
+    /// was cached, held in DRAM (the map there is newer than the page on flash) until the page
+    /// is rewritten.
+    gc_pending: Vec<u32>,
+    /// The translation pages with pending updates, in index order (the flusher takes them in
+    /// turn).
+    pending_pages: BTreeSet<u32>,
+    /// Pending updates in all (each an entry of DRAM: the LPN and its new address).
+    pub pending_updates: u64,
+    /// The most pending updates held at once by timed GC.
+    pub pending_high: u64,
+    /// Pending updates the DRAM budget holds (`mapping.pending`, in 8-byte entries).
+    pub pending_budget: u64,
     /// Translation-page contents as last programmed (kept for payload stores and checks).
     pub on_flash: Option<Vec<u32>>,
     /// Translation pages read (misses and read-modify-write).
@@ -43,6 +56,7 @@ impl Dftl {
         geo: &nand::Geometry,
         cmt_bytes: u64,
         segment_entries: u32,
+        pending_bytes: u64,
         keep_contents: bool,
     ) -> Self {
         let page_bytes = geo.page_bytes();
@@ -56,8 +70,11 @@ impl Dftl {
             cmt: Cmt::new(segments, capacity),
             gtd: vec![0; tpages as usize],
             writing: vec![false; tpages as usize],
-            gc_pending: vec![false; tpages as usize],
-            pending: 0,
+            gc_pending: vec![0; tpages as usize],
+            pending_pages: BTreeSet::new(),
+            pending_updates: 0,
+            pending_high: 0,
+            pending_budget: pending_bytes / PENDING_ENTRY_BYTES,
             on_flash: keep_contents.then(|| vec![0; (tpages * entries_per_tpage) as usize]),
             tpage_reads: 0,
             tpage_writes: 0,
@@ -93,27 +110,46 @@ impl Dftl {
         self.per_block[block.idx()]
     }
 
-    /// Marks translation page `t` as behind the map in DRAM; returns whether it was not yet.
+    /// GC updated an entry of translation page `t` that is not cached: the update is held in
+    /// DRAM until the page is rewritten. Returns whether `t` had none pending before.
     pub fn set_pending(&mut self, t: u32) -> bool {
-        let was = std::mem::replace(&mut self.gc_pending[t as usize], true);
-        self.pending += !was as u32;
-        !was
+        let n = &mut self.gc_pending[t as usize];
+        *n += 1;
+        self.pending_updates += 1;
+        *n == 1 && self.pending_pages.insert(t)
     }
 
-    /// Translation page `t` is being rewritten from the map in DRAM.
+    /// Whether translation page `t` has updates pending (the map in DRAM is newer than it).
+    pub fn is_pending(&self, t: u32) -> bool {
+        self.gc_pending[t as usize] > 0
+    }
+
+    /// Translation page `t` is being rewritten from the map in DRAM: its pending updates are
+    /// no longer needed.
     pub fn clear_pending(&mut self, t: u32) {
-        if std::mem::replace(&mut self.gc_pending[t as usize], false) {
-            self.pending -= 1;
+        let n = std::mem::take(&mut self.gc_pending[t as usize]);
+        if n > 0 {
+            self.pending_updates -= n as u64;
+            self.pending_pages.remove(&t);
         }
     }
 
-    /// The first translation page behind the map in DRAM at or after `from` (wrapping).
+    /// Translation pages with updates pending.
+    pub fn pending_pages(&self) -> u32 {
+        self.pending_pages.len() as u32
+    }
+
+    /// The first translation page with updates pending at or after `from` (wrapping) that is
+    /// not being rewritten already (a rewrite in progress holds its page until it has room to
+    /// program it, which may be the room the caller is making).
     pub fn next_pending(&self, from: u32) -> Option<u32> {
-        if self.pending == 0 {
-            return None;
-        }
-        let n = self.gc_pending.len();
-        (0..n).map(|k| (from as usize + k) % n).find(|&t| self.gc_pending[t]).map(|t| t as u32)
+        let mut after = self.pending_pages.range(from..).chain(self.pending_pages.range(..from));
+        after.find(|&&t| !self.writing[t as usize]).copied()
+    }
+
+    /// Counts the pending updates now toward the high-water mark.
+    pub fn note_pending_high(&mut self) {
+        self.pending_high = self.pending_high.max(self.pending_updates);
     }
 
     /// The segment holding `lpn`.
@@ -136,7 +172,8 @@ impl Dftl {
     pub fn resident_bytes(&self) -> usize {
         self.gtd.capacity() * 4
             + self.writing.capacity()
-            + self.gc_pending.capacity()
+            + self.gc_pending.capacity() * 4
+            + self.pending_pages.len() * 8
             + self.cmt.resident_bytes()
             + self.on_flash.as_ref().map_or(0, |v| v.capacity() * 4)
     }

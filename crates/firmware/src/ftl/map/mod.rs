@@ -17,10 +17,10 @@ use std::cell::{Cell, RefCell};
 use nand::{Lpn, UnitAddr};
 
 pub use cmt::Cmt;
-pub use dftl::Dftl;
+pub use dftl::{Dftl, PENDING_ENTRY_BYTES};
 pub use table::L2p;
 
-use crate::ftl::config::MappingConfig;
+use crate::ftl::config::{MappingConfig, default_pending};
 
 /// The mapping's state.
 pub(crate) struct Mapping {
@@ -30,6 +30,9 @@ pub(crate) struct Mapping {
     pub dftl: Option<RefCell<Dftl>>,
     /// The mapping flusher (rewriting translation pages GC left behind) is running.
     pub flusher: Cell<bool>,
+    /// Where GC looks for the next translation page to rewrite when the pending updates'
+    /// budget is full.
+    pub gc_flush_from: Cell<u32>,
 }
 
 /// What [`Mapping::gc_remap`] did.
@@ -39,8 +42,8 @@ pub(crate) enum Remap {
     Stale,
     /// The map points at the new copy.
     Done,
-    /// The map points at the new copy, and the first translation page behind the map in DRAM
-    /// is waiting: the flusher should start.
+    /// The map points at the new copy, and the pending updates fill more than half their
+    /// budget: the flusher should start.
     DoneStartFlusher,
 }
 
@@ -49,12 +52,19 @@ impl Mapping {
     /// pages (their contents kept when `payload`).
     pub fn new(cfg: &MappingConfig, logical: u32, geo: &nand::Geometry, payload: bool) -> Mapping {
         let dftl = match cfg {
-            MappingConfig::Dftl { cmt, segment_entries } => {
-                Some(RefCell::new(Dftl::new(logical, geo, cmt.bytes(), *segment_entries, payload)))
+            MappingConfig::Dftl { cmt, segment_entries, pending } => {
+                // Unresolved (no controller DRAM to fit in): the default's own size.
+                let pending = pending.map_or_else(|| default_pending(logical, geo), |p| p.bytes());
+                Some(RefCell::new(Dftl::new(logical, geo, cmt.bytes(), *segment_entries, pending, payload)))
             }
             MappingConfig::Full => None,
         };
-        Mapping { l2p: RefCell::new(L2p::new(logical)), dftl, flusher: Cell::new(false) }
+        Mapping {
+            l2p: RefCell::new(L2p::new(logical)),
+            dftl,
+            flusher: Cell::new(false),
+            gc_flush_from: Cell::new(0),
+        }
     }
 
     /// Where `lpn` lives now (the table alone: whether its entry is cached is not looked at).
@@ -74,7 +84,8 @@ impl Mapping {
     /// GC moved `lpn` from `expected` to `new`: points the table there unless the host rewrote
     /// or trimmed it meanwhile. Never waits: an entry whose segment is not cached is changed
     /// in DRAM and its translation page marked behind (one rewrite covers every change GC
-    /// makes to that page meanwhile). `quiet`: do not ask for the flusher (the device is being
+    /// makes to that page meanwhile), up to the DRAM budget GC keeps to (see
+    /// `FtlInner::make_pending_room`). `quiet`: do not ask for the flusher (the device is being
     /// brought to rest).
     pub fn gc_remap(&self, lpn: Lpn, expected: UnitAddr, new: UnitAddr, quiet: bool) -> Remap {
         let mut l2p = self.l2p.borrow_mut();
@@ -90,8 +101,12 @@ impl Mapping {
             d.cmt.mark_dirty(seg);
         } else {
             let t = d.tpage_of_segment(seg);
-            if d.set_pending(t) && d.pending == 1 && !self.flusher.get() && !quiet {
-                return Remap::DoneStartFlusher;
+            d.set_pending(t);
+            if !quiet {
+                d.note_pending_high();
+                if d.pending_updates > d.pending_budget / 2 && !self.flusher.get() {
+                    return Remap::DoneStartFlusher;
+                }
             }
         }
         Remap::Done

@@ -133,7 +133,7 @@ impl<'a> Ager<'a> {
                 let mut alloc = f.alloc.borrow_mut();
                 let mut blocks = f.blocks.borrow_mut();
                 alloc
-                    .user_plane(&blocks, hard, &|_| 0)
+                    .user_plane(&blocks, hard, &|_| 0, &|_| true)
                     .and_then(|p| alloc.page_in(Stream::User, p, &mut blocks, hard).map(|page| (p, page)))
             };
             if got.is_some() {

@@ -124,7 +124,7 @@ impl FtlInner {
                 let mut blocks = self.blocks.borrow_mut();
                 let chosen = match (stream, plane) {
                     (_, Some(p)) => Some(p),
-                    (Stream::User, None) => alloc.user_plane(&blocks, hard, &|_| 0),
+                    (Stream::User, None) => alloc.user_plane(&blocks, hard, &|_| 0, &|_| true),
                     (_, None) => alloc.mapping_plane(&blocks),
                 };
                 chosen.and_then(|p| alloc.page_in(stream, p, &mut blocks, hard).map(|page| (p, page)))
@@ -241,7 +241,7 @@ impl FtlInner {
         for t in 0..tpages {
             self.write_tpage_now(t)?;
         }
-        let behind = d.borrow().pending;
+        let behind = d.borrow().pending_pages();
         assert_eq!(behind, 0, "{behind} translation pages fell behind the map without GC");
         Ok(tpages)
     }
