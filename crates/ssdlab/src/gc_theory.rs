@@ -88,8 +88,11 @@ impl Setup {
         let mapping = match self.cmt_coverage {
             None => "{ kind = \"full\" }".to_string(),
             Some(c) => {
-                let logical = (self.blocks as f64 * self.pages as f64 * (1.0 - self.op)).floor();
-                let bytes = ((c * logical).ceil() as u64 * 8).max(8 * SEGMENT as u64);
+                // Whole segments: the share `c` of the map's segments, at least one.
+                let logical = (self.blocks as f64 * self.pages as f64 * (1.0 - self.op)).floor() as u64;
+                let segments = logical.div_ceil(SEGMENT as u64);
+                let cached = ((c * segments as f64).round() as u64).clamp(1, segments);
+                let bytes = cached * SEGMENT as u64 * 8;
                 format!("{{ kind = \"dftl\", cmt = \"{bytes}B\", segment_entries = {SEGMENT} }}")
             }
         };
