@@ -82,16 +82,22 @@ impl Setup {
         }
     }
 
+    /// Under DFTL, (segments the CMT holds, segments of the map): the share `cmt_coverage` of
+    /// the map's segments, rounded, and at least four (the firmware's minimum CMT).
+    pub fn cmt_segments(&self) -> Option<(u64, u64)> {
+        let c = self.cmt_coverage?;
+        let logical = (self.blocks as f64 * self.pages as f64 * (1.0 - self.op)).floor() as u64;
+        let segments = logical.div_ceil(SEGMENT as u64);
+        Some((((c * segments as f64).round() as u64).clamp(4.min(segments), segments), segments))
+    }
+
     /// The device configuration.
     pub fn config(&self) -> Result<DeviceConfig> {
         let victim = victim_name(self.victim);
         let mapping = match self.cmt_coverage {
             None => "{ kind = \"full\" }".to_string(),
-            Some(c) => {
-                // Whole segments: the share `c` of the map's segments, at least one.
-                let logical = (self.blocks as f64 * self.pages as f64 * (1.0 - self.op)).floor() as u64;
-                let segments = logical.div_ceil(SEGMENT as u64);
-                let cached = ((c * segments as f64).round() as u64).clamp(1, segments);
+            Some(_) => {
+                let (cached, _) = self.cmt_segments().unwrap_or((1, 1));
                 let bytes = cached * SEGMENT as u64 * 8;
                 format!("{{ kind = \"dftl\", cmt = \"{bytes}B\", segment_entries = {SEGMENT} }}")
             }
@@ -144,8 +150,10 @@ pub struct Measured {
     pub victim: &'static str,
     /// `ftl.gc.pacing`.
     pub pacing: &'static str,
-    /// The CMT's share of the map (`None`: the full map).
+    /// The CMT's share of the map asked for (`None`: the full map).
     pub cmt_coverage: Option<f64>,
+    /// The share it holds: whole segments, at least four (0 with the full map).
+    pub cmt_share: f64,
     /// Blocks, and units per block (b).
     pub blocks: u32,
     /// Units per block.
@@ -289,6 +297,7 @@ pub fn measure(s: &Setup) -> Result<Measured> {
         victim: victim_name(s.victim),
         pacing: s.pacing,
         cmt_coverage: s.cmt_coverage,
+        cmt_share: s.cmt_segments().map_or(0.0, |(c, n)| c as f64 / n as f64),
         blocks: s.blocks,
         units_per_block: b,
         logical,

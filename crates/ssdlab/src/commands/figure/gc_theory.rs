@@ -32,6 +32,8 @@ fn point(what: &str, s: &Setup) -> Result<Point> {
 
 pub fn run(a: &GcTheoryArgs) -> Result<()> {
     ensure!(a.pages >= 2, "--pages must be at least 2 (got {})", a.pages);
+    // 7% of 128 blocks still leaves GC its soft_free + 2 spare blocks.
+    ensure!(a.blocks >= 128, "--blocks must be at least 128 (got {})", a.blocks);
     ensure!(a.dftl_op > 0.0 && a.dftl_op < 1.0, "--dftl-op must be between 0 and 1 (got {})", a.dftl_op);
     let started = Instant::now();
     let (blocks, pages) = if a.quick { (256, 64) } else { (a.blocks, a.pages) };
@@ -190,12 +192,12 @@ fn dftl_table(t: &mut String, full: &Point, dftl: &[Point]) {
     let siblings = 1024 / SEGMENT;
     for p in dftl {
         let m = &p.m;
-        let c = m.cmt_coverage.unwrap_or(1.0);
+        let c = m.cmt_share;
         let q = theory::dftl_dirty_evicted(c, siblings);
         let _ = writeln!(
             t,
             "{:>8} {:>7.3} {:>+7.3} {:>7.3} {:>9.4} {:>9.4} {:>9.4} {:>9.4} {:>10.2} {:>9.3} {:>9.4} {:>5.0}",
-            coverage_label(c),
+            coverage_label(m.cmt_coverage.unwrap_or(1.0)),
             m.waf,
             m.waf - f.waf,
             m.gc_per_host,
