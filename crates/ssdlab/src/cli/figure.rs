@@ -24,6 +24,42 @@ pub enum FigureName {
     /// The PCIe SSD design study (FSSD vs BSSD, with a SATA SSD for power): host memory and
     /// CPU, queued vs legacy latency, scaling with workers, the GC write cliff, power.
     PcieStudy(FigureOpts),
+    /// Steady-state write amplification of uniform random 4 KiB writes against the analytic
+    /// models of cleaning: over-provisioning 7-50% x greedy, FIFO and cost-benefit on a
+    /// page-mapped device (greedy against its mean-field model with the device's block size,
+    /// FIFO against Desnoyers' closed form, both at the spare space the firmware really has),
+    /// then DFTL's extra write amplification as the CMT grows from MQSim's share of the map to
+    /// all of it. docs/gc-theory.md explains the accounting.
+    GcTheory(GcTheoryArgs),
+}
+
+/// Options of `ssdlab figure gc-theory`.
+#[derive(Args, Debug, Clone)]
+pub struct GcTheoryArgs {
+    /// Write the tables (table.txt), every point's figures (points.json) and the charts
+    /// (waf-by-op.png/.svg, dftl.png/.svg) under this directory.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Blocks of the one plane (with 4 KiB pages). More blocks bring the device nearer the
+    /// models' many-block limit and take longer; 2048 runs the figure in minutes.
+    #[arg(long, default_value_t = 2048)]
+    pub blocks: u32,
+    /// Pages (4 KiB, one mapping unit each) per block: the b of greedy's model.
+    #[arg(long, default_value_t = 128)]
+    pub pages: u32,
+    /// GC pacing of the main sweep (`ftl.gc.pacing`); the other pacing is run at two points
+    /// as a check that it does not matter under sustained writes.
+    #[arg(long, default_value = "eager", value_parser = ["eager", "paced"])]
+    pub pacing: String,
+    /// Over-provisioning (`ftl.op`, spare over raw) of the DFTL sweep.
+    #[arg(long, default_value_t = 0.12)]
+    pub dftl_op: f64,
+    /// A smoke test in seconds (256 blocks of 64 pages, two OP points), not the figure.
+    #[arg(long)]
+    pub quick: bool,
+    /// Seed of every run.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
 }
 
 /// Options of the host-FTL array and PCIe study figures.

@@ -9,7 +9,7 @@ mod figure;
 mod serve;
 mod sweep;
 
-pub use figure::{FigureArgs, FigureName, FigureOpts, PipessdFigureArgs};
+pub use figure::{FigureArgs, FigureName, FigureOpts, GcTheoryArgs, PipessdFigureArgs};
 pub use serve::{ServeArgs, TimingArg};
 pub use sweep::{SweepAction, SweepArgs, SweepCmd, SweepPlotArgs, WorkerArgs};
 
@@ -44,7 +44,8 @@ const EXAMPLES: &str = "Examples:
                                            change device settings by path
   ssdlab figure pipessd                    the PipeSSD comparison (four architectures, shared traces)
   ssdlab figure hostftl-array --out figs   the storage array paper's figures beside the published values
-  ssdlab figure pcie-study --out figs      the PCIe SSD study's (FSSD, BSSD, SATA)";
+  ssdlab figure pcie-study --out figs      the PCIe SSD study's (FSSD, BSSD, SATA)
+  ssdlab figure gc-theory --out figs       steady-state WAF beside the analytic models of GC";
 
 #[derive(Subcommand, Debug)]
 pub enum Command {

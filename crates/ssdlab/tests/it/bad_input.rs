@@ -371,3 +371,13 @@ fn messages_name_the_real_cause() {
     let e = fails(&["sweep", "plot", &table, "--x", "a", "--y", "b"]);
     assert!(e.contains(&format!("{}: No such file", dir.path().join("sweep.json").display())), "{e}");
 }
+
+#[test]
+fn gc_theory_figure_options_out_of_range_give_one_line_errors() {
+    let e = fails(&["figure", "gc-theory", "--dftl-op", "1.5"]);
+    assert!(e.contains("--dftl-op must be between 0 and 1 (got 1.5)"), "{e}");
+    let e = fails(&["figure", "gc-theory", "--pages", "1"]);
+    assert!(e.contains("--pages must be at least 2 (got 1)"), "{e}");
+    let e = fails(&["figure", "gc-theory", "--blocks", "8"]);
+    assert!(e.contains("--blocks must be at least 128 (got 8)"), "{e}");
+}

@@ -8,6 +8,7 @@ mod determinism;
 mod experiments;
 mod gc_fidelity;
 mod gc_pacing;
+mod gc_theory;
 mod plots;
 mod precondition;
 mod regressions;

@@ -2,6 +2,7 @@
 //! values beside every cell, and the reports and plots of the runs behind them. One module per
 //! paper.
 
+mod gc_theory;
 mod hostftl_array;
 mod lab;
 mod pcie_study;
@@ -24,6 +25,7 @@ pub fn run(a: FigureArgs) -> Result<()> {
         FigureName::Pipessd(p) => pipessd::run(&p),
         FigureName::HostftlArray(o) => hostftl_array::run(&o),
         FigureName::PcieStudy(o) => pcie_study::run(&o),
+        FigureName::GcTheory(o) => gc_theory::run(&o),
     }
 }
 
