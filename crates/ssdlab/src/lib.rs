@@ -33,6 +33,7 @@ use sim::trace::Trace;
 
 pub mod message;
 pub mod perfetto;
+pub mod pts;
 mod rig;
 pub mod serve;
 pub mod setup;
