@@ -43,6 +43,13 @@ impl Fio {
     /// fio (the `fio` on PATH, or `fio`) against `target`, writing its JSON output into
     /// `scratch_dir`. Sizes the target; fails with one line if it cannot.
     pub fn new(fio: PathBuf, target: Target, scratch_dir: &Path) -> Result<Self, PtsError> {
+        let version = Command::new(&fio)
+            .arg("--version")
+            .output()
+            .map_err(|e| PtsError::Target(format!("running {}: {e}", fio.display())))?;
+        if !version.status.success() {
+            return Err(PtsError::Target(format!("{} --version failed: is it fio?", fio.display())));
+        }
         let capacity = size(&target)?;
         if capacity == 0 {
             return Err(PtsError::Target(format!("{}: the target is empty", show(&target))));

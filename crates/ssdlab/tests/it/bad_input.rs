@@ -368,3 +368,25 @@ fn messages_name_the_real_cause() {
     let e = fails(&["sweep", "plot", &table, "--x", "a", "--y", "b"]);
     assert!(e.contains(&format!("{}: No such file", dir.path().join("sweep.json").display())), "{e}");
 }
+
+#[test]
+fn pts_refuses_nonsense_settings_and_targets() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = write(&dir, "empty.img", "");
+    let disk = write(&dir, "disk.img", &"x".repeat(1 << 16));
+    let cases: [(&[&str], &str); 9] = [
+        (&["pts", "--max-rounds", "0"], "--max-rounds must be at least 1 (the PTS runs up to 25)"),
+        (&["pts", "--point-time", "0"], "--point-time must be above zero"),
+        (&["pts", "--point-time", "soon"], "--point-time: 'soon' is not a duration such as 60s"),
+        (&["pts", "--threads", "0"], "--threads and --iodepth must be at least 1"),
+        (&["pts", "--wsat-capacity-multiple", "0"], "--wsat-capacity-multiple must be above zero"),
+        (&["pts", "--wsat-max-time", "0s"], "--wsat-max-time must be above zero"),
+        (&["pts", "--target", "/nonexistent/disk"], "opening /nonexistent/disk: No such file"),
+        (&["pts", "--target", &empty], "the target is empty"),
+        (&["pts", "--target", &disk, "--fio", "/nonexistent/fio"], "running /nonexistent/fio: No such file"),
+    ];
+    for (args, want) in cases {
+        let e = fails(args);
+        assert!(e.contains(want), "{args:?}: {e}");
+    }
+}

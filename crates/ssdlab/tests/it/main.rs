@@ -10,6 +10,7 @@ mod gc_fidelity;
 mod gc_pacing;
 mod plots;
 mod precondition;
+mod pts;
 mod regressions;
 mod replay;
 mod serve;
