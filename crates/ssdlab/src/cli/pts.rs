@@ -16,6 +16,10 @@ pub struct PtsArgs {
     /// or an NBD URI (nbd://127.0.0.1:10809, e.g. `ssdlab serve`). ITS DATA IS DESTROYED.
     #[arg(long, value_name = "TARGET", conflicts_with_all = ["device", "blocks", "set", "store"])]
     pub target: Option<String>,
+    /// Confirm that a block device given to --target may be overwritten (TRIM of the whole
+    /// device, then writes over all of it). Files and NBD URIs need no confirmation.
+    #[arg(long, requires = "target")]
+    pub destroy_data: bool,
     /// Which test: iops (rounds of 56 points to steady state), wsat (4 KiB random writes from
     /// a purged device: the write cliff) or both.
     #[arg(long, value_enum, default_value_t = PtsTest::Both)]
@@ -88,4 +92,5 @@ Examples:
   ssdlab pts consumer-tlc --blocks 86 --point-time 200ms --out pts-tlc/
   ssdlab pts mqsim-default --test wsat --point-time 1s --json wsat.json
   ssdlab pts --target nbd://127.0.0.1:10809 --point-time 5s --out pts-live/
-  ssdlab pts --target /dev/nvme1n1            the spec's timing on a real drive (hours; erases it)";
+  ssdlab pts --target /dev/nvme1n1 --destroy-data
+                                              the spec's timing on a real drive (hours; erases it)";

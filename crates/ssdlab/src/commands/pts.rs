@@ -20,8 +20,18 @@ pub fn run(a: PtsArgs) -> Result<()> {
     }
     let mut ex: Box<dyn Executor> = match &a.target {
         Some(t) => {
+            let target = pts::Target::parse(t);
+            if let pts::Target::Path(p) = &target
+                && is_block_device(p)
+                && !a.destroy_data
+            {
+                bail!(
+                    "{} is a block device: the PTS TRIMs and overwrites all of it; add --destroy-data if that is meant",
+                    p.display()
+                );
+            }
             let scratch = tempfile::tempdir().context("creating a directory for fio's output")?;
-            let fio = pts::Fio::new(a.fio.clone(), pts::Target::parse(t), scratch.path())?;
+            let fio = pts::Fio::new(a.fio.clone(), target, scratch.path())?;
             // The directory must outlive every step: keep it for the process's life.
             std::mem::forget(scratch);
             Box::new(fio)
@@ -87,4 +97,10 @@ impl Observer for Lines {
     fn step(&mut self, done: u64, total: u64) {
         self.bar.get_or_insert_with(|| Progress::new("steps")).update(done, total);
     }
+}
+
+/// Whether `path` is a block device.
+fn is_block_device(path: &std::path::Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::metadata(path).map(|m| m.file_type().is_block_device()).unwrap_or(false)
 }
