@@ -18,6 +18,8 @@ pub fn run(a: PtsArgs) -> Result<()> {
     if let Some(dir) = &a.out {
         output_paths::dir("--out", dir)?;
     }
+    // fio's JSON goes here, for as long as the run lasts.
+    let mut scratch = None;
     let mut ex: Box<dyn Executor> = match &a.target {
         Some(t) => {
             let target = pts::Target::parse(t);
@@ -30,11 +32,8 @@ pub fn run(a: PtsArgs) -> Result<()> {
                     p.display()
                 );
             }
-            let scratch = tempfile::tempdir().context("creating a directory for fio's output")?;
-            let fio = pts::Fio::new(a.fio.clone(), target, scratch.path())?;
-            // The directory must outlive every step: keep it for the process's life.
-            std::mem::forget(scratch);
-            Box::new(fio)
+            let dir = scratch.insert(tempfile::tempdir().context("creating a directory for fio's output")?);
+            Box::new(pts::Fio::new(a.fio.clone(), target, dir.path())?)
         }
         None => {
             let cfg = super::run::shaped(a.device.as_deref(), &a.shape)?;
@@ -43,7 +42,7 @@ pub fn run(a: PtsArgs) -> Result<()> {
                 StoreArg::Memory => StoreChoice::Memory,
                 StoreArg::Image => bail!("ssdlab pts simulates with --store metadata or memory"),
             };
-            Box::new(pts::Simulated::new(cfg, store, a.seed, Box::new(|_, _| {}))?)
+            Box::new(pts::Simulated::new(cfg, store, a.seed)?)
         }
     };
     eprintln!("ssdlab pts: {}", ex.describe());

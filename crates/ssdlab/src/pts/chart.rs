@@ -89,7 +89,8 @@ pub fn write_charts(r: &PtsReport, dir: &Path) -> Result<Vec<PathBuf>, PtsError>
                 .iter()
                 .enumerate()
                 .map(|(k, &bs)| {
-                    let v = i.table.iter().find(|c| c.bs == bs && c.read_pct == m).map(|c| c.iops).unwrap_or(0.0);
+                    let v =
+                        i.table.iter().find(|c| c.bs == bs && c.read_pct == m).map(|c| c.iops).unwrap_or(0.0);
                     pt(k as f64, v)
                 })
                 .collect();
@@ -125,7 +126,10 @@ pub fn write_charts(r: &PtsReport, dir: &Path) -> Result<Vec<PathBuf>, PtsError>
     for (name, chart) in &charts {
         for ext in ["png", "svg"] {
             let path = dir.join(format!("{name}.{ext}"));
-            out.push(write_chart(chart, &path).map_err(|e| PtsError::Target(format!("{}: {e}", path.display())))?);
+            out.push(
+                write_chart(chart, &path)
+                    .map_err(|e| PtsError::Target(format!("{}: {e}", path.display())))?,
+            );
         }
     }
     Ok(out)

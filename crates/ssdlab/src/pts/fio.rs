@@ -168,8 +168,9 @@ impl Executor for Fio {
                 reason: format!("fio exited with {}: {}", out.status, line.trim()),
             });
         }
-        let text = std::fs::read_to_string(&self.scratch)
-            .map_err(|e| PtsError::FioOutput(format!("reading fio's output {}: {e}", self.scratch.display())))?;
+        let text = std::fs::read_to_string(&self.scratch).map_err(|e| {
+            PtsError::FioOutput(format!("reading fio's output {}: {e}", self.scratch.display()))
+        })?;
         parse_fio_json(&text).map_err(|e| PtsError::FioOutput(format!("{}: {e}", self.scratch.display())))
     }
 }

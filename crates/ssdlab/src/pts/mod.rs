@@ -16,8 +16,8 @@ mod executor;
 mod fio;
 pub mod plan;
 mod runner;
-pub mod steady;
 mod simulated;
+pub mod steady;
 mod table;
 
 use serde::Serialize;
@@ -31,7 +31,8 @@ pub use simulated::Simulated;
 pub use table::text;
 
 /// The specification followed.
-pub const SPEC: &str = "SNIA SSS PTS Enterprise v1.1 (IOPS test, write saturation test), as carried into PTS v2.0.2";
+pub const SPEC: &str =
+    "SNIA SSS PTS Enterprise v1.1 (IOPS test, write saturation test), as carried into PTS v2.0.2";
 
 /// Everything a PTS run measured: what `--json` writes.
 #[derive(Clone, Debug, Serialize)]
@@ -55,7 +56,11 @@ pub struct PtsReport {
 }
 
 /// Runs the tests `settings` asks for on `ex`.
-pub fn run(ex: &mut dyn Executor, settings: &Settings, obs: &mut dyn Observer) -> Result<PtsReport, PtsError> {
+pub fn run(
+    ex: &mut dyn Executor,
+    settings: &Settings,
+    obs: &mut dyn Observer,
+) -> Result<PtsReport, PtsError> {
     settings.validate().map_err(PtsError::Settings)?;
     let started = std::time::Instant::now();
     for d in settings.departures() {

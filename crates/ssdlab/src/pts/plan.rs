@@ -160,7 +160,10 @@ impl Settings {
             ));
         }
         if self.wsat && self.wsat_max_seconds < 24.0 * 3600.0 {
-            d.push(format!("WSAT stops after {} s at most, not the spec's 24 h", trim_float(self.wsat_max_seconds)));
+            d.push(format!(
+                "WSAT stops after {} s at most, not the spec's 24 h",
+                trim_float(self.wsat_max_seconds)
+            ));
         }
         d
     }
@@ -237,13 +240,18 @@ mod tests {
         assert_eq!(s.validate(), Ok(()));
         assert!(s.departures().is_empty());
         let short = Settings { point_seconds: 0.25, ..s };
-        assert_eq!(short.departures(), ["each IOPS point and WSAT interval runs 0.25 s, not the spec's 60 s"]);
+        assert_eq!(
+            short.departures(),
+            ["each IOPS point and WSAT interval runs 0.25 s, not the spec's 60 s"]
+        );
     }
 
     #[test]
     fn nonsense_is_refused() {
         assert!(Settings { max_rounds: 0, ..settings() }.validate().unwrap_err().contains("--max-rounds"));
-        assert!(Settings { point_seconds: 0.0, ..settings() }.validate().unwrap_err().contains("--point-time"));
+        assert!(
+            Settings { point_seconds: 0.0, ..settings() }.validate().unwrap_err().contains("--point-time")
+        );
     }
 
     #[test]

@@ -101,7 +101,11 @@ pub struct WsatResult {
 
 /// Runs the IOPS test: purge, preconditioning, then rounds until steady state or the most
 /// rounds.
-pub fn iops_test(ex: &mut dyn Executor, s: &Settings, obs: &mut dyn Observer) -> Result<IopsResult, PtsError> {
+pub fn iops_test(
+    ex: &mut dyn Executor,
+    s: &Settings,
+    obs: &mut dyn Observer,
+) -> Result<IopsResult, PtsError> {
     let purge = ex.purge()?;
     obs.note(&format!("IOPS test: purge: {purge}"));
     obs.note(&format!(
@@ -144,7 +148,10 @@ pub fn iops_test(ex: &mut dyn Executor, s: &Settings, obs: &mut dyn Observer) ->
                 yes(w.slope_ok)
             ),
         };
-        obs.note(&format!("IOPS round {round}/{}: 4 KiB write {:.0} IOPS; {verdict}", s.max_rounds, tracking_iops));
+        obs.note(&format!(
+            "IOPS round {round}/{}: 4 KiB write {:.0} IOPS; {verdict}",
+            s.max_rounds, tracking_iops
+        ));
         if window.as_ref().is_some_and(Window::steady) {
             break;
         }
@@ -179,7 +186,11 @@ fn average_table(rounds: &[Round]) -> Vec<Cell> {
 
 /// Runs the write-saturation test: purge, then 4 KiB random writes in intervals of the point
 /// time until the capacity multiple is written or the time cap passes.
-pub fn wsat_test(ex: &mut dyn Executor, s: &Settings, obs: &mut dyn Observer) -> Result<WsatResult, PtsError> {
+pub fn wsat_test(
+    ex: &mut dyn Executor,
+    s: &Settings,
+    obs: &mut dyn Observer,
+) -> Result<WsatResult, PtsError> {
     let purge = ex.purge()?;
     obs.note(&format!("WSAT: purge: {purge}"));
     let target_bytes = (ex.capacity() as f64 * s.wsat_capacity_multiple) as u64;

@@ -20,20 +20,13 @@ pub struct Simulated {
     capacity: u64,
     /// Steps run so far: each gets its own seed, derived from the run's.
     steps: u64,
-    /// Called with each step's progress (commands done, simulated seconds into the step).
-    progress: Box<dyn FnMut(u64, f64)>,
 }
 
 impl Simulated {
     /// A simulated device of configuration `cfg`; `seed` seeds the device and every step.
     /// Builds it once to check it and learn its capacity.
-    pub fn new(
-        cfg: DeviceConfig,
-        store: StoreChoice,
-        seed: u64,
-        progress: Box<dyn FnMut(u64, f64)>,
-    ) -> Result<Self, PtsError> {
-        let mut s = Simulated { cfg, store, seed, rig: None, capacity: 0, steps: 0, progress };
+    pub fn new(cfg: DeviceConfig, store: StoreChoice, seed: u64) -> Result<Self, PtsError> {
+        let mut s = Simulated { cfg, store, seed, rig: None, capacity: 0, steps: 0 };
         s.build()?;
         Ok(s)
     }
@@ -73,12 +66,8 @@ impl Executor for Simulated {
         let seed = self.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(self.steps);
         let rig = self.rig.as_ref().expect("built in new");
         let sys = rig.system();
-        let start = sys.sim().now();
-        let progress = &mut self.progress;
-        let r = run_jobs_with(sys, &[spec], seed, &RunOptions::default(), &mut |p| {
-            progress(p.done, p.now.saturating_since(start).as_secs_f64())
-        })
-        .map_err(|e| step_err(crate::message::one_line(&e)))?;
+        let r = run_jobs_with(sys, &[spec], seed, &RunOptions::default(), &mut |_| {})
+            .map_err(|e| step_err(crate::message::one_line(&e)))?;
         let seconds = r.window().as_secs_f64();
         let per_s = |n: u64| if seconds > 0.0 { n as f64 / seconds } else { 0.0 };
         let (read, write) = (r.op(IoOp::Read), r.op(IoOp::Write));

@@ -391,9 +391,12 @@ fn pts_refuses_nonsense_settings_and_targets() {
     }
     // A block device needs --destroy-data (checked wherever the machine has one to name).
     use std::os::unix::fs::FileTypeExt;
-    let block = std::fs::read_dir("/dev").into_iter().flatten().flatten().map(|e| e.path()).find(|p| {
-        std::fs::metadata(p).is_ok_and(|m| m.file_type().is_block_device())
-    });
+    let block = std::fs::read_dir("/dev")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| std::fs::metadata(p).is_ok_and(|m| m.file_type().is_block_device()));
     if let Some(dev) = block {
         let e = fails(&["pts", "--target", dev.to_str().unwrap()]);
         assert!(e.contains("is a block device: the PTS TRIMs and overwrites all of it"), "{e}");

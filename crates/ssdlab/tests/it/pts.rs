@@ -40,7 +40,7 @@ fn the_iops_test_reaches_steady_state_on_a_small_device() {
     let rounds = i["rounds"].as_array().unwrap();
     let w = &i["window"];
     let last = w["last_round"].as_u64().unwrap() as usize;
-    assert!(rounds.len() == last && last <= 25 && last >= 5, "{text}");
+    assert!(rounds.len() == last && (5..=25).contains(&last), "{text}");
     assert!(rounds.iter().all(|r| r["points"].as_array().unwrap().len() == 56));
     // The criteria, recomputed from the rounds' tracking values.
     let y: Vec<f64> = rounds[last - 5..].iter().map(|r| f(&r["tracking_iops"])).collect();
