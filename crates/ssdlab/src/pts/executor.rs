@@ -53,7 +53,7 @@ impl Measured {
 /// to its end (its time, or its loops over the whole device) before returning, and never
 /// changes the device between steps on its own.
 pub trait Executor {
-    /// What the device is, for the report (`consumer-tlc (simulated, 16 GiB)`).
+    /// What the device is, for the report (`consumer-tlc (simulated, seed 1)`).
     fn describe(&self) -> String;
     /// The user capacity in bytes.
     fn capacity(&self) -> u64;

@@ -126,7 +126,7 @@ fn size(target: &Target) -> Result<u64, PtsError> {
 
 impl Executor for Fio {
     fn describe(&self) -> String {
-        format!("{} (live, fio, {} bytes)", show(&self.target), self.capacity)
+        format!("{} (live, fio)", show(&self.target))
     }
 
     fn capacity(&self) -> u64 {

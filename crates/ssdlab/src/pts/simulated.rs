@@ -44,7 +44,7 @@ impl Simulated {
 
 impl Executor for Simulated {
     fn describe(&self) -> String {
-        format!("{} (simulated, {} bytes, seed {})", self.cfg.name, self.capacity, self.seed)
+        format!("{} (simulated, seed {})", self.cfg.name, self.seed)
     }
 
     fn capacity(&self) -> u64 {
