@@ -58,6 +58,9 @@ pub struct Chart {
     pub categories: Option<Vec<String>>,
     /// The series.
     pub series: Vec<Series>,
+    /// A logarithmic y axis (for values over decades, such as IOPS by block size); values at
+    /// or below zero are drawn at the axis's foot.
+    pub log_y: bool,
 }
 
 /// Series colours: the report figures' Okabe-Ito palette, then its remaining colours.
@@ -88,6 +91,13 @@ impl Chart {
         (x0, x1, y0, y1)
     }
 
+    /// The smallest positive value drawn (the foot of a log axis), 1 if there is none.
+    fn smallest_positive(&self) -> f64 {
+        let pts = self.series.iter().flat_map(|s| &s.points);
+        let min = pts.flat_map(|p| [p.lo, p.mean]).filter(|&v| v > 0.0).fold(f64::INFINITY, f64::min);
+        if min.is_finite() { min } else { 1.0 }
+    }
+
     fn color(i: usize) -> RGBColor {
         PALETTE[i % PALETTE.len()]
     }
@@ -108,7 +118,13 @@ impl Drawable for Chart {
         if !(x0.is_finite() && y0.is_finite()) {
             return panel::note(&body, "no data");
         }
-        let y = if y0 >= 0.0 {
+        // On a log axis every y is drawn as log10(y) (the axis holds logs), floored at the
+        // smallest positive value shown.
+        let floor = if self.log_y { self.smallest_positive() } else { 0.0 };
+        let ty = |v: f64| if self.log_y { v.max(floor).log10() } else { v };
+        let y = if self.log_y {
+            Axis::log(floor, y1, &self.y_desc)
+        } else if y0 >= 0.0 {
             Axis::from_zero(y1, &self.y_desc, Style::Si)
         } else {
             Axis::linear(y0, y1, &self.y_desc, Style::Si)
@@ -130,6 +146,7 @@ impl Drawable for Chart {
         let span = (x.hi - x.lo).abs().max(1e-12);
         let p = Panel { heading: String::new(), legend, x, y };
         let n = self.series.len().max(1) as f64;
+        let base = if self.log_y { p.y.lo } else { 0.0 };
         panel::panel(&body, &p, |chart| {
             for (i, s) in self.series.iter().enumerate() {
                 let color = Self::color(i);
@@ -142,23 +159,24 @@ impl Drawable for Chart {
                 if bars {
                     chart.draw_series(s.points.iter().map(|pt| {
                         let x = pt.x + shift;
-                        Rectangle::new([(x - half, 0.0), (x + half, pt.mean)], color.filled())
+                        Rectangle::new([(x - half, base), (x + half, ty(pt.mean))], color.filled())
                     }))?;
                 } else {
-                    line(chart, s.points.iter().map(|pt| (pt.x, Some(pt.mean))), color)?;
+                    line(chart, s.points.iter().map(|pt| (pt.x, Some(ty(pt.mean)))), color)?;
                     chart.draw_series(
-                        s.points.iter().map(|pt| Circle::new((pt.x, pt.mean), 4, color.filled())),
+                        s.points.iter().map(|pt| Circle::new((pt.x, ty(pt.mean)), 4, color.filled())),
                     )?;
                 }
                 let ink = if bars { TOTAL } else { color };
                 let cap = if bars { half * 0.4 } else { half };
                 for pt in s.points.iter().filter(|pt| pt.hi > pt.lo) {
                     let x = pt.x + shift;
+                    let (lo, hi) = (ty(pt.lo), ty(pt.hi));
                     let style = ink.stroke_width(2);
                     chart.draw_series([
-                        PathElement::new(vec![(x, pt.lo), (x, pt.hi)], style),
-                        PathElement::new(vec![(x - cap, pt.lo), (x + cap, pt.lo)], style),
-                        PathElement::new(vec![(x - cap, pt.hi), (x + cap, pt.hi)], style),
+                        PathElement::new(vec![(x, lo), (x, hi)], style),
+                        PathElement::new(vec![(x - cap, lo), (x + cap, lo)], style),
+                        PathElement::new(vec![(x - cap, hi), (x + cap, hi)], style),
                     ])?;
                 }
             }
@@ -183,6 +201,7 @@ mod tests {
                 Series { name: "greedy".into(), points: vec![pt(0.0, 3.0), pt(1.0, 2.0)] },
                 Series { name: "fifo".into(), points: vec![pt(0.0, 4.0), pt(1.0, 2.5)] },
             ],
+            log_y: false,
         }
     }
 
@@ -195,5 +214,21 @@ mod tests {
         let png = write_chart(&chart(Some(vec!["a".into(), "b".into()])), &dir.path().join("b.png")).unwrap();
         let bytes = std::fs::read(png).unwrap();
         assert_eq!(&bytes[1..4], b"PNG");
+    }
+
+    #[test]
+    fn a_log_axis_spans_decades() {
+        let dir = tempfile::tempdir().unwrap();
+        let pt = |x: f64, m: f64| Point { x, mean: m, lo: m, hi: m };
+        let c = Chart {
+            series: vec![Series { name: "iops".into(), points: vec![pt(0.0, 150.0), pt(1.0, 2.0e5)] }],
+            log_y: true,
+            ..chart(None)
+        };
+        let text = std::fs::read_to_string(write_chart(&c, &dir.path().join("log.svg")).unwrap()).unwrap();
+        // Ticks at the powers of ten between, labelled as values.
+        assert!(text.contains("1,000") && text.contains("10,000") && text.contains("100,000"), "{text}");
+        let bars = Chart { categories: Some(vec!["a".into(), "b".into()]), ..c };
+        write_chart(&bars, &dir.path().join("bars.png")).unwrap();
     }
 }

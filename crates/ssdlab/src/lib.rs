@@ -34,6 +34,7 @@ use sim::trace::Trace;
 pub mod gc_theory;
 pub mod message;
 pub mod perfetto;
+pub mod pts;
 mod rig;
 pub mod serve;
 pub mod setup;

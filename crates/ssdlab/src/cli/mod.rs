@@ -6,10 +6,12 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use firmware::ftl::Precondition;
 
 mod figure;
+mod pts;
 mod serve;
 mod sweep;
 
 pub use figure::{FigureArgs, FigureName, FigureOpts, GcTheoryArgs, PipessdFigureArgs};
+pub use pts::{PtsArgs, PtsTest};
 pub use serve::{ServeArgs, TimingArg};
 pub use sweep::{SweepAction, SweepArgs, SweepCmd, SweepPlotArgs, WorkerArgs};
 
@@ -45,7 +47,9 @@ const EXAMPLES: &str = "Examples:
   ssdlab figure pipessd                    the PipeSSD comparison (four architectures, shared traces)
   ssdlab figure hostftl-array --out figs   the storage array paper's figures beside the published values
   ssdlab figure pcie-study --out figs      the PCIe SSD study's (FSSD, BSSD, SATA)
-  ssdlab figure gc-theory --out figs       steady-state WAF beside the analytic models of GC";
+  ssdlab figure gc-theory --out figs       steady-state WAF beside the analytic models of GC
+  ssdlab pts consumer-tlc --blocks 86 --point-time 200ms --out pts/
+                                           the SNIA PTS IOPS and write-saturation tests";
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
@@ -88,6 +92,9 @@ pub enum Command {
     /// Run many simulations over axes of settings and seeds, on every core (or a Ray
     /// cluster), into one table; `ssdlab sweep plot` draws it.
     Sweep(Box<SweepCmd>),
+    /// Run the SNIA PTS Enterprise IOPS test (to steady state) and write-saturation test, on a
+    /// simulated device or a live target through fio: tables, JSON and figures.
+    Pts(Box<PtsArgs>),
     /// Run one spec of a sweep (used by `ssdlab sweep`).
     #[command(hide = true)]
     SweepWorker(WorkerArgs),

@@ -8,6 +8,7 @@ mod figure;
 mod phys;
 mod plot;
 mod presets;
+mod pts;
 mod replay;
 mod run;
 mod serve;
@@ -33,6 +34,7 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Command::Compare(a) => compare::run(a),
         Command::Serve(a) => serve::run(*a),
         Command::Sweep(a) => sweep::run(*a),
+        Command::Pts(a) => pts::run(*a),
         Command::SweepWorker(a) => sweep::worker(a),
     }
 }

@@ -178,5 +178,6 @@ pub fn chart(t: &Table, a: &ChartSpec) -> Result<Chart, ChartError> {
         y_desc: a.y.clone(),
         categories: (!numeric).then_some(categories),
         series,
+        log_y: false,
     })
 }

@@ -381,3 +381,37 @@ fn gc_theory_figure_options_out_of_range_give_one_line_errors() {
     let e = fails(&["figure", "gc-theory", "--blocks", "8"]);
     assert!(e.contains("--blocks must be at least 128 (got 8)"), "{e}");
 }
+
+#[test]
+fn pts_refuses_nonsense_settings_and_targets() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = write(&dir, "empty.img", "");
+    let disk = write(&dir, "disk.img", &"x".repeat(1 << 16));
+    let cases: [(&[&str], &str); 9] = [
+        (&["pts", "--max-rounds", "0"], "--max-rounds must be at least 1 (the PTS runs up to 25)"),
+        (&["pts", "--point-time", "0"], "--point-time must be above zero"),
+        (&["pts", "--point-time", "soon"], "--point-time: 'soon' is not a duration such as 60s"),
+        (&["pts", "--threads", "0"], "--threads and --iodepth must be at least 1"),
+        (&["pts", "--wsat-capacity-multiple", "0"], "--wsat-capacity-multiple must be above zero"),
+        (&["pts", "--wsat-max-time", "0s"], "--wsat-max-time must be above zero"),
+        (&["pts", "--target", "/nonexistent/disk"], "opening /nonexistent/disk: No such file"),
+        (&["pts", "--target", &empty], "the target is empty"),
+        (&["pts", "--target", &disk, "--fio", "/nonexistent/fio"], "running /nonexistent/fio: No such file"),
+    ];
+    for (args, want) in cases {
+        let e = fails(args);
+        assert!(e.contains(want), "{args:?}: {e}");
+    }
+    // A block device needs --destroy-data (checked wherever the machine has one to name).
+    use std::os::unix::fs::FileTypeExt;
+    let block = std::fs::read_dir("/dev")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| std::fs::metadata(p).is_ok_and(|m| m.file_type().is_block_device()));
+    if let Some(dev) = block {
+        let e = fails(&["pts", "--target", dev.to_str().unwrap()]);
+        assert!(e.contains("is a block device: the PTS TRIMs and overwrites all of it"), "{e}");
+    }
+}

@@ -11,6 +11,7 @@ mod gc_pacing;
 mod gc_theory;
 mod plots;
 mod precondition;
+mod pts;
 mod regressions;
 mod replay;
 mod serve;

@@ -247,6 +247,7 @@ fn waf_chart(points: &[Point], blocks: u32, pages: u32) -> plot::Chart {
         y_desc: "write amplification".into(),
         categories: None,
         series,
+        log_y: false,
     }
 }
 
@@ -269,5 +270,6 @@ fn dftl_chart(full: &Point, dftl: &[Point]) -> plot::Chart {
             plot::Series { name: "GC".into(), points: pts(&|m| m.gc_per_host) },
             plot::Series { name: "translation pages".into(), points: pts(&|m| m.mapping_per_host) },
         ],
+        log_y: false,
     }
 }

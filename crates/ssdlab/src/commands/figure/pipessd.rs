@@ -286,6 +286,7 @@ fn charts(cells: &[Cell], a: &PipessdFigureArgs) -> Result<Vec<std::path::PathBu
             y_desc: "IOPS / Tradition-4's".into(),
             categories: Some(workloads.iter().map(|w| w.to_string()).collect()),
             series,
+            log_y: false,
         };
         let path = a.out.join(format!("throughput-{i}.png"));
         out.push(plot::write_chart(&chart, &path)?);
