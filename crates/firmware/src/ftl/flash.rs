@@ -112,9 +112,11 @@ impl FtlInner {
                     (_, Some(p)) => Some(p),
                     (Stream::User, None) => {
                         let (fil, admit) = (&self.fil, self.gc.admit);
+                        let off = admit <= self.cfg.gc.hard_free;
                         let allowance = self.gc.allowance.borrow();
                         let blocks = &*blocks;
-                        let admitted = |p: u32| blocks.free_count(p) > admit || allowance[p as usize] > 0.0;
+                        let admitted =
+                            |p: u32| off || blocks.free_count(p) > admit || allowance[p as usize] > 0.0;
                         alloc.user_plane(blocks, hard, &|d| fil.die_load(d), &admitted)
                     }
                     (_, None) => alloc.mapping_plane(&blocks),

@@ -115,7 +115,9 @@ fn steady(settings: &[&str]) -> Steady {
 /// Host-write admission (`ftl.gc.admit_free`, docs/write-path.md): at GC steady state host
 /// writes advance in every interval. Without it (admission at the hard threshold, the
 /// behaviour before) the planes run down to the hard threshold together and every write waits
-/// until GC frees whole blocks: 48 empty intervals and a 1.3 s write on this device.
+/// until GC frees whole blocks: 17 empty intervals and a 1.3 s write on this device (at a
+/// lower WAF: admission holds a plane one block further from empty, which 100-block planes
+/// feel; docs/write-path.md).
 #[test]
 fn host_writes_advance_in_every_interval_at_gc_steady_state() {
     let off = steady(&["ftl.gc.admit_free=1"]);
