@@ -58,8 +58,9 @@ impl FtlInner {
     }
 
     /// Rewrites translation pages GC left behind the map in DRAM, one at a time, in index
-    /// order, until the pending updates are down to a quarter of their budget: started at half
-    /// of it, it lets updates to a page gather before one rewrite takes them all.
+    /// order, until the pending updates are down to a quarter of their budget (started at half
+    /// of it, it lets updates to a page gather before one rewrite takes them all), or, while
+    /// the FTL is idle, until none is left, as idle firmware would.
     fn start_mapping_flusher(&self) {
         self.map.flusher.set(true);
         let me = self.self_rc();
@@ -69,7 +70,7 @@ impl FtlInner {
             while !me.quiescing.get() {
                 let next = {
                     let d = dftl.borrow();
-                    if d.pending_updates <= d.pending_budget / 4 {
+                    if d.pending_updates <= d.pending_budget / 4 && !me.idle() {
                         break;
                     }
                     d.next_pending(from)
@@ -80,6 +81,24 @@ impl FtlInner {
             }
             me.map.flusher.set(false);
         });
+    }
+
+    /// No background write-back and no GC in flight: the FTL is idle (host reads aside).
+    fn idle(&self) -> bool {
+        self.wb.flushing.get() == 0 && !self.gc.active.borrow().iter().any(|&a| a)
+    }
+
+    /// Starts the flusher to rewrite every pending translation page if the FTL has just gone
+    /// idle with some left (called when a GC task or a write-back ends).
+    pub(crate) fn maybe_drain_pending(&self) {
+        let Some(dftl) = &self.map.dftl else { return };
+        if dftl.borrow().pending_pages() > 0
+            && !self.map.flusher.get()
+            && !self.quiescing.get()
+            && self.idle()
+        {
+            self.start_mapping_flusher();
+        }
     }
 
     /// GC is about to point `units` more entries at their new copies. Past half the pending

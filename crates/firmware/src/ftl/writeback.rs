@@ -69,6 +69,7 @@ impl FtlInner {
                 me.write_units_back(units).await;
                 me.wb.flushing.set(me.wb.flushing.get() - 1);
                 me.maybe_flush();
+                me.maybe_drain_pending();
             });
         }
     }

@@ -52,7 +52,7 @@ fn impossible_geometries_and_timings_name_the_field() {
         ),
         (
             GOOD.replace("'1MiB'", "'2GiB'"),
-            "ftl.cache.capacity: the data cache and mapping table need 2052MiB but the controller has 1GiB of DRAM",
+            "ftl.cache.capacity: the data cache and mapping table (with its pending updates) need 2052MiB but the controller has 1GiB of DRAM",
         ),
         (format!("{GOOD}[host]\nqueues = 0\n"), "host.queues: must be 1 to 1024 (got 0)"),
         (format!("{GOOD}[host]\nlba_size = '1KiB'\n"), "host.lba_size: must be 512B or 4KiB (got 1KiB)"),

@@ -100,6 +100,7 @@ impl FtlInner {
             }
         }
         self.gc.active.borrow_mut()[plane as usize] = false;
+        self.maybe_drain_pending();
     }
 
     /// Paced GC: whether background GC may collect `victim` now, spending the plane's credit
