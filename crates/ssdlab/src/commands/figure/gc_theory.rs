@@ -194,9 +194,16 @@ fn dftl_table(t: &mut String, full: &Point, dftl: &[Point]) {
         let m = &p.m;
         let c = m.cmt_share;
         let q = theory::dftl_dirty_evicted(c, siblings);
+        // Translation pages beyond the evictions: none to speak of once the flusher batches
+        // (the budget for pending updates), and then no ratio to show.
+        let beyond = m.mapping_per_host - (1.0 - c) * q;
+        let moves = match beyond > 0.01 {
+            true => format!("{:.2}", m.gc_per_host * (1.0 - c) / beyond),
+            false => "-".to_string(),
+        };
         let _ = writeln!(
             t,
-            "{:>8} {:>7.3} {:>+7.3} {:>7.3} {:>9.4} {:>9.4} {:>9.4} {:>9.4} {:>10.2} {:>9.3} {:>9.4} {:>5.0}",
+            "{:>8} {:>7.3} {:>+7.3} {:>7.3} {:>9.4} {:>9.4} {:>9.4} {:>9.4} {:>10} {:>9.3} {:>9.4} {:>5.0}",
             coverage_label(m.cmt_coverage.unwrap_or(1.0)),
             m.waf,
             m.waf - f.waf,
@@ -205,7 +212,7 @@ fn dftl_table(t: &mut String, full: &Point, dftl: &[Point]) {
             1.0 - c,
             m.mapping_per_host,
             (1.0 - c) * q,
-            m.gc_per_host * (1.0 - c) / (m.mapping_per_host - (1.0 - c) * q).max(1e-9),
+            moves,
             (1.0 + m.mapping_per_host) * m.greedy_model(),
             m.alpha,
             p.secs
@@ -216,7 +223,7 @@ fn dftl_table(t: &mut String, full: &Point, dftl: &[Point]) {
         "miss/host: CMT misses per host unit (model 1 - coverage); map/host: translation pages programmed per host\n\
          unit (w); evict mdl: dirty evictions per host unit (ftl::theory::dftl_dirty_evicted); the rest of w is the\n\
          mapping flusher rewriting pages for units GC moved while uncached, and GC moving translation pages.\n\
-         moves/page: GC moves of uncached entries (GC/host x (1 - coverage)) per page of w beyond the evictions, how\n\
+         moves/page: GC moves of uncached entries (GC/host x (1 - coverage)) per page of w beyond the evictions (- if none), how\n\
          many moves a flusher rewrite batches. (1+w)g: greedy's model if a mapping page cost GC what a host page does.\n\
          The smallest CMT caches MQSim's share of the map (2 MiB over its 512 GiB device's 1 GiB map: 1/512)."
     );
