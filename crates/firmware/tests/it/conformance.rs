@@ -120,8 +120,10 @@ fn colliding_requests_keep_their_order_on_every_architecture() {
 
 /// Writes that find no plane with room wait for GC, and wake when a plane gains room they can
 /// use, not at every erase: with 16 clients writing over the whole namespace of a device with
-/// 20% over-provisioning, many writes wait, and each is woken about once (it was woken at
-/// every erase anywhere: 3.9 times per waiting write on this device, 1.2 now).
+/// 20% over-provisioning, many writes wait, and each is woken a few times at most (it was woken
+/// at every erase anywhere: 3.9 times per waiting write on this device; 1.2 with room alone;
+/// 2.4 since writes also wait for GC to admit them, woken one per page of allowance earned,
+/// which another write or a translation page may take first).
 #[test]
 fn a_write_waiting_for_room_wakes_when_a_plane_gains_room_for_it() {
     let plan = Plan {
@@ -137,5 +139,5 @@ fn a_write_waiting_for_room_wakes_when_a_plane_gains_room_for_it() {
     let c = Conformance { config, seed: 7, plan };
     let o = c.run().unwrap_or_else(|e| panic!("{e}"));
     assert!(o.foreground_waits > 100, "few writes waited for GC, so this tests nothing: {o:?}");
-    assert!(o.room_wakeups <= 2 * o.foreground_waits, "woken more than about once per wait: {o:?}");
+    assert!(o.room_wakeups <= 3 * o.foreground_waits, "woken more than a few times per wait: {o:?}");
 }
