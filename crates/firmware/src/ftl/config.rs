@@ -37,7 +37,7 @@ pub enum MappingConfig {
 const PENDING_PER_TPAGE: u64 = 256;
 
 /// The default budget for pending mapping updates over `logical` units, DRAM aside: 256 per
-/// translation page (an eighth of a 8 KiB page's entries).
+/// translation page (an eighth of the entries of an 8 KiB page).
 pub(crate) fn default_pending(logical: u32, geo: &Geometry) -> u64 {
     let tpages = logical.div_ceil(geo.page_bytes() / 4) as u64;
     tpages * PENDING_PER_TPAGE * crate::ftl::map::PENDING_ENTRY_BYTES

@@ -30,8 +30,8 @@ pub struct FtlStats {
     pub blocks_erased: u64,
     /// Victims taken by static wear levelling.
     pub wl_migrations: u64,
-    /// Host writes that had to wait for GC to free a block (each counted once, however long
-    /// it waited).
+    /// Host writes that had to wait for GC to free a block or, under paced GC, to admit them
+    /// (each counted once, however long it waited).
     pub foreground_gc_waits: u64,
     /// Times a write waiting for room (host data, translation pages or GC) was woken.
     pub room_wakeups: u64,
