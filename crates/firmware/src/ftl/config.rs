@@ -222,8 +222,9 @@ pub struct GcConfig {
     pub worthwhile_stale: Option<f64>,
     /// Under `paced`: a plane with this many free blocks or fewer admits host writes only as
     /// fast as its GC regains space (each victim's stale units, earned as its valid units
-    /// move), and its GC collects whatever its victims gain. Default: hard_free + 1; equal to
-    /// hard_free, no admission (host writes run the plane down to the hard threshold).
+    /// move), and its GC collects whatever its victims gain (while its GC is not running, for
+    /// want of a victim that could free a block, writes are admitted). Default: hard_free + 1;
+    /// equal to hard_free, no admission (host writes run the plane down to the hard threshold).
     #[serde(default)]
     pub admit_free: Option<u32>,
 }

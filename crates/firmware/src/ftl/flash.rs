@@ -113,10 +113,15 @@ impl FtlInner {
                     (Stream::User, None) => {
                         let (fil, admit) = (&self.fil, self.gc.admit);
                         let off = admit <= self.cfg.gc.hard_free;
-                        let allowance = self.gc.allowance.borrow();
+                        let (allowance, gc) = (self.gc.allowance.borrow(), self.gc.active.borrow());
                         let blocks = &*blocks;
-                        let admitted =
-                            |p: u32| off || blocks.free_count(p) > admit || allowance[p as usize] > 0.0;
+                        // A plane whose GC is not running (it found nothing worth collecting)
+                        // has no progress to admit writes against: they go on.
+                        let admitted = |p: u32| {
+                            off || blocks.free_count(p) > admit
+                                || allowance[p as usize] > 0.0
+                                || !gc[p as usize]
+                        };
                         alloc.user_plane(blocks, hard, &|d| fil.die_load(d), &admitted)
                     }
                     (_, None) => alloc.mapping_plane(&blocks),
