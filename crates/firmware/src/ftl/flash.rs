@@ -112,7 +112,7 @@ impl FtlInner {
                     (_, Some(p)) => Some(p),
                     (Stream::User, None) => {
                         let (fil, admit) = (&self.fil, self.gc.admit);
-                        let off = admit <= self.cfg.gc.hard_free;
+                        let off = !self.gc.admitting;
                         let (allowance, gc) = (self.gc.allowance.borrow(), self.gc.active.borrow());
                         let blocks = &*blocks;
                         // A plane whose GC is not running (it found nothing worth collecting)
@@ -166,7 +166,7 @@ impl FtlInner {
                 self.waits.notify(WaitKey::Room(stream));
             }
         }
-        if free == self.gc.admit + 1 && self.gc.admit > self.cfg.gc.hard_free {
+        if self.gc.admitting && free == self.gc.admit + 1 {
             // Host writes no longer wait for this plane's GC to admit them.
             self.waits.notify(WaitKey::Room(Stream::User));
         }

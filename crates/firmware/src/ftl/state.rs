@@ -122,6 +122,7 @@ impl Ftl {
                     policies.wl,
                     paced_worthwhile(cfg, &geo),
                     cfg.gc.admission(),
+                    cfg.gc.hard_free,
                 ),
                 flow,
                 rng: RefCell::new(rng),

@@ -388,7 +388,7 @@ impl FtlInner {
     /// Adds `units` to the host writes `plane` admits while short (capped at a block), and
     /// wakes a waiting write for every page's worth that becomes available.
     fn add_allowance(&self, plane: u32, units: f64) {
-        if self.gc.admit <= self.cfg.gc.hard_free || units <= 0.0 {
+        if !self.gc.admitting || units <= 0.0 {
             return;
         }
         let upp = self.geo.units_per_page() as f64;
@@ -411,7 +411,7 @@ impl FtlInner {
     /// level, it spends the allowance its GC earned (mapping pages may take it below zero:
     /// they are never held back, GC needs them).
     pub(crate) fn spend_allowance(&self, plane: u32) {
-        if self.gc.admit > self.cfg.gc.hard_free && self.blocks.borrow().free_count(plane) <= self.gc.admit {
+        if self.gc.admitting && self.blocks.borrow().free_count(plane) <= self.gc.admit {
             self.gc.allowance.borrow_mut()[plane as usize] -= self.geo.units_per_page() as f64;
         }
     }

@@ -34,6 +34,8 @@ pub(crate) struct Gc {
     /// Free blocks at or below which a plane admits host writes against its GC's progress
     /// (`hard_free` when it does not: eager GC).
     pub admit: u32,
+    /// Host writes are admitted against GC's progress at all (`admit` above `hard_free`).
+    pub admitting: bool,
     /// Per plane: units host writes may still take there while it is at or below `admit`,
     /// earned by its GC (each victim's stale units, as its valid units move) and spent by host
     /// and mapping pages; at most a block's worth.
@@ -42,13 +44,15 @@ pub(crate) struct Gc {
 
 impl Gc {
     /// GC over `planes` planes, with these policies; paced with `worthwhile` stale units or
-    /// not; admitting host writes against its progress at `admit` free blocks or fewer.
+    /// not; admitting host writes against its progress at `admit` free blocks or fewer (if
+    /// that is above `hard_free`).
     pub fn new(
         planes: usize,
         victim: Rc<dyn VictimPicker>,
         wl: Rc<dyn WearLeveller>,
         paced: Option<u32>,
         admit: u32,
+        hard_free: u32,
     ) -> Gc {
         Gc {
             active: RefCell::new(vec![false; planes]),
@@ -59,6 +63,7 @@ impl Gc {
             credit: RefCell::new(vec![0.0; planes]),
             stalled: RefCell::new(vec![None; planes]),
             admit,
+            admitting: admit > hard_free,
             allowance: RefCell::new(vec![0.0; planes]),
         }
     }
