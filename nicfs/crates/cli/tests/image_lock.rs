@@ -3,6 +3,9 @@
 //! first; `nicfs mkfs` on it succeeded and the running daemon died of SIGBUS when the file
 //! was truncated under its mapping. Now every owner (daemon, mkfs, fsck) takes an exclusive
 //! lock first and the others refuse with a clear error, touching nothing.
+//!
+//! Regression (issue 28): the refusals printed a 20-frame backtrace when `RUST_BACKTRACE=1` was
+//! set; a user error is one line whatever the environment.
 
 use std::process::{Command, Output, Stdio};
 use std::sync::Arc;
@@ -16,9 +19,11 @@ mod common;
 
 use common::Daemon;
 
+/// `nicfs args` with its output captured, and `RUST_BACKTRACE=1` set as a developer's shell
+/// might have it: a refusal must still be one line.
 fn nicfs(args: &[&str]) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_nicfs"));
-    c.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
+    c.args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).env("RUST_BACKTRACE", "1");
     c
 }
 
@@ -41,10 +46,60 @@ fn run_bounded(mut cmd: Command) -> Output {
     child.wait_with_output().unwrap()
 }
 
+/// `out` is a refusal: a failure whose standard error is one line, without a backtrace.
+fn one_line_error(out: &Output, what: &str) -> String {
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!out.status.success(), "{what} succeeded: {stderr}");
+    assert!(!stderr.to_lowercase().contains("backtrace"), "{what}: a backtrace:\n{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{what}: not one line:\n{stderr}");
+    stderr
+}
+
 fn refused(out: &Output, what: &str) {
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{what} succeeded on an image in use: {stderr}");
+    let stderr = one_line_error(out, what);
     assert!(stderr.contains("is in use"), "{what}: no clear error: {stderr}");
+}
+
+/// A formatted 64 MiB image `nicfs-{name}-{pid}` on scratch space; its files are removed on
+/// drop.
+struct Image(std::path::PathBuf);
+
+impl Image {
+    fn new(name: &str) -> Image {
+        let img = Image(scratch_dir().join(format!("nicfs-{name}-{}", std::process::id())));
+        let out = nicfs(&["mkfs", "--pm", img.pm(), "--size", "64MiB"]).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        img
+    }
+
+    fn pm(&self) -> &str {
+        self.0.to_str().unwrap()
+    }
+}
+
+impl Drop for Image {
+    fn drop(&mut self) {
+        for ext in ["", ".comm", ".acks"] {
+            let mut p = self.0.as_os_str().to_owned();
+            p.push(ext);
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+#[test]
+fn regression_issue_28_refusals_are_one_line_even_with_rust_backtrace_set() {
+    let img = Image::new("oneline");
+    let _daemon = Daemon::start(img.pm(), &[]);
+    let mnt = scratch_dir().join(format!("nicfs-oneline-mnt-{}", std::process::id()));
+    let mnt = mnt.to_str().unwrap();
+    refused(&run_bounded(nicfs(&["daemon", "--pm", img.pm()])), "daemon");
+    refused(&run_bounded(nicfs(&["mkfs", "--pm", img.pm(), "--size", "64MiB"])), "mkfs");
+    refused(&run_bounded(nicfs(&["mount", "--pm", img.pm(), "--with-daemon", mnt])), "mount --with-daemon");
+    // A mount with no back end to attach to.
+    let idle = Image::new("oneline-idle");
+    let stderr = one_line_error(&run_bounded(nicfs(&["mount", "--pm", idle.pm(), mnt])), "mount");
+    assert!(stderr.contains("nicfs daemon"), "{stderr}");
 }
 
 #[test]
