@@ -2,7 +2,7 @@
 //!
 //! Exit status (as e2fsck's): 0 no problem found; 1 problems found and all repaired; 4
 //! problems left (found without `--repair`, or beyond repair); 8 the check could not run (image
-//! in use, unreadable, both superblocks bad).
+//! in use, or for `--repair` mounted by a front end; unreadable; both superblocks bad).
 //!
 //! Repair order matters: superblocks, then the journal, then the logs (cut at their last valid
 //! record), then the tree (corrupt entries and inodes dropped, link counts and parents set,
@@ -74,7 +74,8 @@ fn logs(space: &Space, fix: bool) -> Result<(usize, usize)> {
 }
 
 fn check(pm: &Path, fix: bool) -> Result<i32> {
-    let _lock = ImageLock::acquire(pm, false)?;
+    // Repairs rewrite the image under a mounted front end: refuse as mkfs does.
+    let _lock = if fix { ImageLock::rewrite(pm, false)? } else { ImageLock::owner(pm, false)? };
     // Without --repair the image is checked through a private view, in which the journal is
     // replayed as recovery would, so the check sees what a mount would start from.
     let host: SharedPm =
