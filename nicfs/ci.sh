@@ -55,6 +55,7 @@ MOUNT_PID=$!
 cleanup() {
     umount "$MNT" 2>/dev/null || fusermount3 -u "$MNT" 2>/dev/null || true
     wait "$MOUNT_PID" 2>/dev/null || true
+    if [ -n "${DAEMON_PID:-}" ]; then kill "$DAEMON_PID" 2>/dev/null || true; fi
     rm -f "$PM" "$PM.comm"
     rm -rf "$SECONDARY"
 }
@@ -104,6 +105,34 @@ step "fsck after the conformance runs"
 umount "$MNT"
 wait "$MOUNT_PID" || true
 "$BIN" fsck --pm "$PM" --repair
+
+step "a mount whose back end died holds the image: mkfs and fsck --repair refuse, a new daemon serves it"
+"$BIN" daemon --pm "$PM" >/tmp/nicfs-ci-daemon.log 2>&1 &
+DAEMON_PID=$!
+for _ in $(seq 50); do [ -e "$PM.comm" ] && break; sleep 0.2; done
+"$BIN" mount --pm "$PM" "$MNT" >>/tmp/nicfs-ci-mount.log 2>&1 &
+MOUNT_PID=$!
+for _ in $(seq 50); do mountpoint -q "$MNT" && break; sleep 0.2; done
+mountpoint -q "$MNT" || { cat /tmp/nicfs-ci-mount.log; exit 1; }
+echo kept >"$MNT/kept"
+kill -9 "$DAEMON_PID"
+wait "$DAEMON_PID" 2>/dev/null || true
+for cmd in "mkfs --pm $PM --size 256MiB" "fsck --repair --pm $PM"; do
+    if RUST_BACKTRACE=1 "$BIN" $cmd 2>/tmp/nicfs-ci-refused.log; then
+        echo "nicfs $cmd was not refused under a live mount"; exit 1
+    fi
+    grep -q "is mounted, by pid $MOUNT_PID" /tmp/nicfs-ci-refused.log \
+        && [ "$(wc -l </tmp/nicfs-ci-refused.log)" -eq 1 ] \
+        || { cat /tmp/nicfs-ci-refused.log; exit 1; }
+done
+"$BIN" daemon --pm "$PM" >>/tmp/nicfs-ci-daemon.log 2>&1 &
+DAEMON_PID=$!
+[ "$(cat "$MNT/kept")" = kept ] || { echo "the mount lost its file"; exit 1; }
+umount "$MNT"
+wait "$MOUNT_PID" || true
+kill "$DAEMON_PID"
+wait "$DAEMON_PID" || true
+"$BIN" fsck --pm "$PM"
 
 echo
 echo "nicfs ci: all steps passed"

@@ -155,7 +155,7 @@ fn apply(
             }
         }
     }
-    txn.write_meta(ls.head_addr(), &batch.end.to_le_bytes());
+    txn.write_meta(ls.head_addr(), &ls.head_words(batch.end));
     txn.commit()?;
     eng.alloc_mut().release_blocks(batch.reserved_blocks());
     Ok(st)

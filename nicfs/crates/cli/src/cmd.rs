@@ -187,7 +187,7 @@ pub(crate) fn start_backend(
     cfg: BackendConfig,
     timed: bool,
 ) -> Result<(Backend, ImageLock)> {
-    let lock = ImageLock::acquire(pm, false)?;
+    let lock = ImageLock::owner(pm, false)?;
     let host = open_pm(pm, timed.then(CostModel::default))?;
     let comm = Arc::new(open_or_create_comm(pm)?);
     let be = Backend::start(host, comm.clone(), cfg).context("starting the back end")?;
@@ -206,11 +206,15 @@ pub(crate) fn start_backend(
     Ok((be, lock))
 }
 
-fn attach(pm: &std::path::Path, cfg: FrontendConfig) -> Result<Client> {
+/// Attaches a front end to the back end serving `pm`. The returned [`ImageLock`] keeps `mkfs`
+/// and `fsck --repair` off the image, also while the back end is down and the front end waits
+/// for a new one: hold it for as long as the client is in use.
+fn attach(pm: &std::path::Path, cfg: FrontendConfig) -> Result<(Client, ImageLock)> {
+    let lock = ImageLock::front_end(pm)?;
     let host = open_pm(pm, None)?;
     let comm =
         Arc::new(CommRegion::open(&comm_path(pm)).context("no comm region: is `nicfs daemon` running?")?);
-    Ok(Client::attach(host, comm, cfg)?)
+    Ok((Client::attach(host, comm, cfg)?, lock))
 }
 
 /// Runs a parsed command line.
@@ -228,7 +232,7 @@ pub fn run(cli: Cli) -> Result<()> {
                 (None, Some(s)) => FormatConfig::for_size(parse_size(&s)?),
                 (None, None) => FormatConfig::default(),
             };
-            let _lock = ImageLock::acquire(&pm, true)?;
+            let _lock = ImageLock::rewrite(&pm, true)?;
             let map = MappedFile::create(&pm, cfg.size_bytes)?;
             let fast = FastPm::new(map);
             let uuid = nicfs_comm::mono_ns() ^ (std::process::id() as u64) << 32;
@@ -258,7 +262,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Cmd::Mount { pm, mountpoint, with_daemon, backend_wait_ms } => {
             let be =
                 if with_daemon { Some(start_backend(&pm, BackendConfig::default(), false)?) } else { None };
-            let client = attach(&pm, FrontendConfig { backend_wait_ms, ..FrontendConfig::default() })?;
+            let (client, _held) =
+                attach(&pm, FrontendConfig { backend_wait_ms, ..FrontendConfig::default() })?;
             eprintln!(
                 "nicfs: mounted {} on {} (log space {})",
                 pm.display(),
@@ -315,7 +320,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Cmd::Mpcheck { workers, mode, ops, seed } => crate::mp::mpcheck(workers, &mode, ops, seed)?,
         Cmd::MpWorker { pm, id, workers, mode, ops, seed } => {
             let mode = crate::mp::parse_mode(&mode)?;
-            let fs = Fs::new(attach(&pm, FrontendConfig::default())?);
+            let (client, _held) = attach(&pm, FrontendConfig::default())?;
+            let fs = Fs::new(client);
             let acks = AckArray::open(&crate::mp::ack_path(&pm), false)?;
             let r = run_worker(&fs, &acks, id, workers, mode, ops, seed);
             println!("{}", serde_json::to_string(&r)?);

@@ -212,15 +212,8 @@ fn check_image(ctx: &mut Ctx, img: Vec<u8>, fence: u64) {
     if debug {
         let geo = nicfs_store::Space::open(pm.clone()).map(|s| *s.geo_ref());
         if let Ok(g) = geo {
-            let ls = g.log_space(0);
-            let h = nicfs_pm::Pm::load_u64_atomic(
-                pm.as_ref(),
-                nicfs_pm::PmAddr(ls.super_block.byte_offset() + 64),
-            );
-            let t = nicfs_pm::Pm::load_u64_atomic(
-                pm.as_ref(),
-                nicfs_pm::PmAddr(ls.super_block.byte_offset() + 128),
-            );
+            let ls = nicfs_store::LogSpace { index: 0, geo: g.log_space(0) };
+            let (h, t) = (ls.head(pm.as_ref()), ls.tail(pm.as_ref()));
             let mut jh = [0u8; 28];
             nicfs_pm::Pm::read(pm.as_ref(), nicfs_pm::PmAddr(g.journal_start as u64 * 4096), &mut jh);
             eprintln!(

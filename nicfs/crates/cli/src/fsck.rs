@@ -2,7 +2,7 @@
 //!
 //! Exit status (as e2fsck's): 0 no problem found; 1 problems found and all repaired; 4
 //! problems left (found without `--repair`, or beyond repair); 8 the check could not run (image
-//! in use, unreadable, both superblocks bad).
+//! in use, or for `--repair` mounted by a front end; unreadable; both superblocks bad).
 //!
 //! Repair order matters: superblocks, then the journal, then the logs (cut at their last valid
 //! record), then the tree (corrupt entries and inodes dropped, link counts and parents set,
@@ -19,7 +19,7 @@ use nicfs_comm::CommRegion;
 use nicfs_layout::{BLOCK_SIZE, JournalHeader};
 use nicfs_pm::PmAddr;
 use nicfs_pm::{FastPm, MappedFile, SharedPm};
-use nicfs_store::{LogFix, Space, check_log, fsck, repair, repair_log, replay_journal, reset_journal};
+use nicfs_store::{Space, check_log, fsck, repair, repair_log, replay_journal, reset_journal};
 
 /// Most problem lines printed per round.
 const SHOW: usize = 50;
@@ -52,29 +52,31 @@ fn logs(space: &Space, fix: bool) -> Result<(usize, usize)> {
         if c.pending > 0 {
             println!("log {i}: {} valid records not yet applied (replayed at mount)", c.pending);
         }
-        let Some(p) = c.problem else { continue };
-        found += 1;
-        println!("  {p}");
+        found += c.problems.len();
+        for p in &c.problems {
+            println!("  {p}");
+        }
         match (&c.fix, fix) {
             (Some(f), true) => {
                 repair_log(space, i, f)?;
-                match f {
-                    LogFix::RewriteSuper => {
-                        println!("  repaired: log {i} super block rewritten, log cut at its head")
-                    }
-                    LogFix::Truncate { tail, dropped } => {
-                        println!("  repaired: log {i} cut at record {tail} ({dropped} records dropped)")
-                    }
+                if f.rewrite_static {
+                    println!("  repaired: log {i} super block rewritten");
                 }
+                if f.dropped > 0 {
+                    println!("  repaired: log {i} cut at record {} ({} records dropped)", f.tail, f.dropped);
+                }
+                println!("  repaired: log {i} head {} and tail {} rewritten", f.head, f.tail);
             }
-            _ => left += 1,
+            (Some(_), false) => left += c.problems.len(),
+            (None, _) => {}
         }
     }
     Ok((found, left))
 }
 
 fn check(pm: &Path, fix: bool) -> Result<i32> {
-    let _lock = ImageLock::acquire(pm, false)?;
+    // Repairs rewrite the image under a mounted front end: refuse as mkfs does.
+    let _lock = if fix { ImageLock::rewrite(pm, false)? } else { ImageLock::owner(pm, false)? };
     // Without --repair the image is checked through a private view, in which the journal is
     // replayed as recovery would, so the check sees what a mount would start from.
     let host: SharedPm =

@@ -16,10 +16,21 @@ mod figure;
 mod fsck;
 mod mp;
 
-use anyhow::Result;
+use std::process::ExitCode;
+
 use clap::Parser;
 
-fn main() -> Result<()> {
+/// Runs the command. An error is a user's problem (an image in use, a bad argument, a missing
+/// file): it is printed as one line, its causes joined with ": ", and the exit status is 1.
+/// Returning it from `main` would print anyhow's `Debug` form instead, which with
+/// `RUST_BACKTRACE=1` set appends a stack backtrace (issue 28).
+fn main() -> ExitCode {
     let cli = cmd::Cli::parse();
-    cmd::run(cli)
+    match cmd::run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("nicfs: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
 }

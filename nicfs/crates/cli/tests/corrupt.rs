@@ -53,8 +53,8 @@ fn corrupt_log_header_is_reported_and_the_log_quarantined() {
     let (mut img, geo) = populated();
     let ls = geo.log_space(0);
     let pm = CrashPm::from_image(img.clone());
-    let head = pm.load_u64_atomic(PmAddr(ls.super_block.byte_offset() + 64));
-    let tail = pm.load_u64_atomic(PmAddr(ls.super_block.byte_offset() + 128));
+    let log = nicfs_store::LogSpace { index: 0, geo: ls };
+    let (head, tail) = (log.head(&pm), log.tail(&pm));
     assert!(tail > head, "the image must hold pending records");
     let at = (ls.headers_start.byte_offset() + (head % ls.headers as u64) * 64 + 30) as usize;
     img[at] ^= 0x40;
@@ -67,7 +67,7 @@ fn corrupt_log_payload_is_reported() {
     let (mut img, geo) = populated();
     let ls = geo.log_space(0);
     let pm = CrashPm::from_image(img.clone());
-    let head = pm.load_u64_atomic(PmAddr(ls.super_block.byte_offset() + 64));
+    let head = nicfs_store::LogSpace { index: 0, geo: ls }.head(&pm);
     let mut h = [0u8; 64];
     pm.read(PmAddr(ls.headers_start.byte_offset() + (head % ls.headers as u64) * 64), &mut h);
     let hdr = nicfs_layout::LogHeader::decode(&h).unwrap();

@@ -94,7 +94,7 @@ impl LogWriter {
         pm.store(ha, &h.encode());
         pm.flush(ha, 64);
         pm.fence();
-        pm.store_u64_atomic(self.ls.tail_addr(), seq + 1);
+        pm.store_u64_atomic(self.ls.tail_addr(), self.ls.tail_word(seq + 1));
         pm.flush(self.ls.tail_addr(), 8);
         pm.fence();
         self.tail = seq + 1;

@@ -43,7 +43,7 @@ pub enum LayoutError {
     },
     /// The image was made in another on-PM format than the one this build reads.
     #[error(
-        "the image is in NICFS format {found}, this build reads format {supported} only (format 2 added directory-entry checksums and the block reservation of write records); copy the files off with the build that made it, then mkfs"
+        "the image is in NICFS format {found}, this build reads format {supported} only (format 3 added checks to the log head and tail words and a copy of the head; format 2 directory-entry checksums and the block reservation of write records); copy the files off with the build that made it, then mkfs"
     )]
     Version {
         /// The image's format.

@@ -7,10 +7,11 @@ use crate::{BLOCK_SIZE, BlockNo, INODE_SIZE, LOG_HEADER_SIZE, LayoutError};
 
 /// Magic number of the superblock ("NICFS01\0").
 pub const SUPERBLOCK_MAGIC: u64 = u64::from_le_bytes(*b"NICFS01\0");
-/// The on-PM format this build reads and writes. Format 2 (issue 18) added checksums to
-/// directory entries and the block reservation of write records; format 1 images are refused
-/// with [`LayoutError::Version`].
-pub const FORMAT_VERSION: u32 = 2;
+/// The on-PM format this build reads and writes. Format 3 (issue 28) added a check to the log
+/// head and tail words and a copy of the head ([`crate::LogWord`]); format 2 (issue 18) added
+/// checksums to directory entries and the block reservation of write records. Older images are
+/// refused with [`LayoutError::Version`].
+pub const FORMAT_VERSION: u32 = 3;
 const SB_LEN: usize = 96;
 const SB_CRC_AT: usize = 92;
 
@@ -358,6 +359,11 @@ mod tests {
         let e = Geometry::decode_superblock(&sb).unwrap_err();
         assert_eq!(e, LayoutError::Version { found: 1, supported: FORMAT_VERSION });
         assert!(e.to_string().contains("format 1"), "{e}");
+        put_u32(&mut sb, 8, 2);
+        let crc = crc32(&sb[..SB_CRC_AT]);
+        put_u32(&mut sb, SB_CRC_AT, crc);
+        let e = Geometry::decode_superblock(&sb).unwrap_err();
+        assert!(e.to_string().contains("format 2, this build reads format 3"), "{e}");
     }
 
     #[test]

@@ -12,7 +12,9 @@
 //! bbitmap      data-block allocation bitmap
 //! itable       inode table, 128 B inodes (10 direct, 1 indirect, 1 double-indirect, CRC32)
 //! data         data, index and directory blocks (directories: 272 B fixed entries with CRC32)
-//! log space 0  log super block | header region (64 B headers) | data region (circular)
+//! log space 0  log super block (static part with CRC32; head, head copy and tail words, each
+//!              a 48-bit sequence number with a CRC-16) | header region (64 B headers) |
+//!              data region (circular)
 //! log space 1  ...
 //! ```
 //!
@@ -40,5 +42,5 @@ pub use inode::mode;
 pub use inode::{DIRECT_BLOCKS, INODE_SIZE, Inode, PTRS_PER_BLOCK};
 pub use journal::{JOURNAL_RECORD_SIZE, JournalHeader, split_record};
 pub use loghdr::{DIR_ENTRY_BLOCKS, LOG_HEADER_SIZE, LogHeader, LogOp, SetAttrMask};
-pub use logsuper::{LOG_HEAD_OFFSET, LOG_TAIL_OFFSET, LogSuper};
+pub use logsuper::{LOG_HEAD_COPY_OFFSET, LOG_HEAD_OFFSET, LOG_SEQ_MAX, LOG_TAIL_OFFSET, LogSuper, LogWord};
 pub use types::{BLOCK_SIZE, BlockNo, Ino, ROOT_INO};

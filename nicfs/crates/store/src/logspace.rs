@@ -1,7 +1,8 @@
 //! Addressing and reading a private log space (shared by front end, back end and recovery).
 
 use nicfs_layout::{
-    LOG_HEAD_OFFSET, LOG_HEADER_SIZE, LOG_TAIL_OFFSET, LogHeader, LogSpaceGeometry, LogSuper,
+    LOG_HEAD_COPY_OFFSET, LOG_HEAD_OFFSET, LOG_HEADER_SIZE, LOG_TAIL_OFFSET, LayoutError, LogHeader,
+    LogSpaceGeometry, LogSuper, LogWord,
 };
 use nicfs_pm::{Pm, PmAddr};
 
@@ -18,20 +19,28 @@ pub struct LogSpace {
 }
 
 impl LogSpace {
-    /// Log space `index` of `space`, after checking its super block.
+    /// Log space `index` of `space`, after checking its super block: the static part, the
+    /// head word and its copy (equal), and the tail word.
     pub fn open(space: &Space, index: u32) -> Result<LogSpace, FsError> {
         let g = *space.geo_ref();
         if index >= g.log_spaces {
             return Err(FsError::Invalid("log space index out of range"));
         }
-        let ls = g.log_space(index);
+        let ls = LogSpace { index, geo: g.log_space(index) };
         let mut b = [0u8; 28];
-        space.pm().read(PmAddr(ls.super_block.byte_offset()), &mut b);
+        space.pm().read(PmAddr(ls.geo.super_block.byte_offset()), &mut b);
         LogSuper::decode(&b, &g, index)?;
-        Ok(LogSpace { index, geo: ls })
+        let pm = space.pm().as_ref();
+        let (head, copy) = ls.checked_head(pm);
+        let (head, copy) = (head?, copy?);
+        if head != copy {
+            return Err(FsError::corrupt(format!("log {index}: head {head} and its copy {copy} differ")));
+        }
+        ls.checked_tail(pm)?;
+        Ok(ls)
     }
 
-    /// Address of the head word.
+    /// Address of the head word; its copy follows it in the same cache line.
     pub fn head_addr(&self) -> PmAddr {
         PmAddr(self.geo.super_block.byte_offset() + LOG_HEAD_OFFSET)
     }
@@ -41,14 +50,44 @@ impl LogSpace {
         PmAddr(self.geo.super_block.byte_offset() + LOG_TAIL_OFFSET)
     }
 
-    /// Reads the head (first unapplied sequence number).
+    /// Reads the head (first unapplied sequence number). The word's check is not verified
+    /// here: [`LogSpace::open`] did, and only the back end writes it since.
     pub fn head(&self, pm: &dyn Pm) -> u64 {
-        pm.load_u64_atomic(self.head_addr())
+        LogWord::seq(pm.load_u64_atomic(self.head_addr()))
     }
 
-    /// Reads the tail (one past the last committed sequence number).
+    /// Reads the tail (one past the last committed sequence number), unchecked as
+    /// [`LogSpace::head`].
     pub fn tail(&self, pm: &dyn Pm) -> u64 {
-        pm.load_u64_atomic(self.tail_addr())
+        LogWord::seq(pm.load_u64_atomic(self.tail_addr()))
+    }
+
+    /// Reads and checks the head word and its copy.
+    pub fn checked_head(&self, pm: &dyn Pm) -> (Result<u64, LayoutError>, Result<u64, LayoutError>) {
+        let base = self.geo.super_block.byte_offset();
+        let word = |off| LogWord::Head.decode(self.index, pm.load_u64_atomic(PmAddr(base + off)));
+        (word(LOG_HEAD_OFFSET), word(LOG_HEAD_COPY_OFFSET))
+    }
+
+    /// Reads and checks the tail word.
+    pub fn checked_tail(&self, pm: &dyn Pm) -> Result<u64, LayoutError> {
+        LogWord::Tail.decode(self.index, pm.load_u64_atomic(self.tail_addr()))
+    }
+
+    /// The bytes of the head word and its copy, holding `seq`: written together, at
+    /// [`LogSpace::head_addr`], by the journal commit of the batch that ends at `seq`.
+    pub fn head_words(&self, seq: u64) -> [u8; 16] {
+        let w = LogWord::Head.encode(self.index, seq).to_le_bytes();
+        let mut b = [0u8; 16];
+        b[..8].copy_from_slice(&w);
+        b[8..].copy_from_slice(&w);
+        b
+    }
+
+    /// The tail word holding `seq`, stored with one atomic 8-byte store at
+    /// [`LogSpace::tail_addr`].
+    pub fn tail_word(&self, seq: u64) -> u64 {
+        LogWord::Tail.encode(self.index, seq)
     }
 
     /// Address of the header slot of `seq`.

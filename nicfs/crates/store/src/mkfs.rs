@@ -50,6 +50,9 @@ pub fn mkfs(pm: &dyn Pm, cfg: &FormatConfig, uuid: u64) -> Result<Geometry, FsEr
         zero(pm, ls.super_block.0, 1);
         let s = LogSuper { index: i, headers: ls.headers, data_bytes: ls.data_bytes };
         pm.persist(PmAddr(ls.super_block.byte_offset()), &s.encode());
+        let log = crate::LogSpace { index: i, geo: ls };
+        pm.persist(log.head_addr(), &log.head_words(0));
+        pm.persist(log.tail_addr(), &log.tail_word(0).to_le_bytes());
     }
     pm.fence();
     let sb = geo.encode_superblock(uuid);
