@@ -132,6 +132,52 @@ fn bad_configs_are_one_line_errors_naming_the_field() {
 }
 
 #[test]
+fn the_example_in_docs_errors_md_is_the_tlc_default() {
+    // Kept in step with the TOML block in docs/errors.md.
+    let text = r#"
+# all optional; cell-dependent values default to the cell type's
+max_rber = 0.5
+page_factors = [0.43, 0.86, 1.71]        # one per page type, word-line order
+
+[rber]                                    # all nine, or none
+e = 5e-7
+a = 1.86e-11
+k = 2.05
+b = 1.01e-5
+m = 0.14
+n = 0.54
+c = 2.0e-13
+p = 0.33
+q = 1.71
+
+[retry]
+enabled = true
+steps = [0.7, 0.5, 0.35, 0.25, 0.18, 0.13, 0.1, 0.08]
+
+[retry.soft]
+enabled = false
+rber_factor = 0.1
+extra_reads = 6
+decode_cycles = 200000
+
+[wear_out]                                # all four, or none
+rated_pe = 3000
+program_fail_at_rated = 5.2e-8
+erase_fail_at_rated = 1.3e-5
+exponent = 3.0"#;
+    let cfg: ErrorModelConfig = toml::from_str(text).unwrap();
+    let m = cfg.model(CellType::Tlc).unwrap();
+    let d = ErrorModel::defaults(CellType::Tlc);
+    assert_eq!(m.retry(), d.retry());
+    assert_eq!(m.wear_out().rated_pe, 3_000);
+    for &page in CellType::Tlc.page_types() {
+        let a = age(3_000, 100 * DAY, 1_000);
+        let (x, y) = (m.rber(page, &a, ReadAttempt::First), d.rber(page, &a, ReadAttempt::First));
+        assert!((x / y - 1.0).abs() < 0.01, "{page}: {x} vs {y}");
+    }
+}
+
+#[test]
 fn the_default_config_round_trips() {
     for cell in CELLS {
         let cfg = ErrorModelConfig::default().resolved(cell);
