@@ -9,16 +9,17 @@
 //! generator), so the same seed gives the same errors. Nothing here charges time; the caller
 //! turns attempts into tR, transfers and ECC cycles.
 //!
-//! 1. **RBER** ([`rber`](RberParams)): `e + a·N^k + b·N^m·t^n + c·N^p·r^q` over P/E cycles
-//!    N, retention t (days) and reads since erase r, SimpleSSD's form, per cell type, times a
-//!    factor per page type ([`PageType`](crate::PageType)).
+//! 1. **RBER** ([`RberParams`], [`ErrorModel::rber`]): `e + a·N^k + b·N^m·t^n + c·N^p·r^q`
+//!    over P/E cycles N, retention t (days) and reads since erase r ([`PageAge`]), SimpleSSD's
+//!    form, with parameters per cell type and a factor per [`PageType`](crate::PageType).
 //! 2. **Draws** ([`draw_bit_errors`], [`draw_error_positions`]): the errors of one codeword,
 //!    binomial in its bits; optionally where they are, for payload mode.
 //! 3. **Read retry** ([`RetryConfig`]): a table of steps, each a full re-read that undoes part
 //!    of the retention and disturb errors, and an optional soft-decision step.
 //! 4. **Wear-out** ([`WearOutParams`]): program/erase failure probabilities rising with N.
 //!
-//! A read in the firmware would go:
+//! The configuration is [`ErrorModelConfig`] (serde, defaults per cell type, validated by
+//! [`ErrorModelConfig::model`]). A read in the firmware would go:
 //!
 //! ```
 //! use nand::errors::{ErrorModel, PageAge, ReadAttempt};
