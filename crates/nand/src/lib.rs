@@ -8,7 +8,8 @@
 //! ([`Geometry`]), typed physical addresses ([`Ppa`] and the flat [`PageIdx`], [`BlockIdx`],
 //! [`DieIdx`], [`UnitAddr`]), cell and page types ([`CellType`], [`PageType`]), timing
 //! ([`Timing`] -> [`TimingModel`]), and the array state with the NAND rules enforced
-//! ([`FlashArray`]) over a pluggable page store ([`store::PageStore`]).
+//! ([`FlashArray`]) over a pluggable page store ([`store::PageStore`]), and how many bits a read
+//! gets wrong as the flash wears and ages ([`errors`]).
 //!
 //! It knows nothing of NVMe, hosts or mapping policy; timing here is arithmetic (how long a
 //! phase takes) — *when* phases run is the FIL's business.
@@ -30,6 +31,7 @@
 mod address;
 mod array;
 mod cell;
+pub mod errors;
 mod geometry;
 mod oob;
 pub mod store;
