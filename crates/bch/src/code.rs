@@ -155,7 +155,7 @@ impl Bch {
     pub fn encode_into(&self, data: &[u8], parity: &mut [u8]) {
         self.check_lengths(data.len(), parity.len());
         let reg = self.lfsr.remainder(data, self.data_bits);
-        self.lfsr.to_bytes(&reg, parity);
+        self.lfsr.write_parity(&reg, parity);
     }
 
     /// The parity of `data`, `parity_bytes()` long.

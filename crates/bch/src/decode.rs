@@ -54,7 +54,7 @@ impl Bch {
         self.check_lengths(data.len(), parity.len());
         let lfsr = &self.lfsr;
         let mut rem = lfsr.remainder(data, self.data_bits);
-        for (r, p) in rem.iter_mut().zip(lfsr.from_bytes(parity)) {
+        for (r, p) in rem.iter_mut().zip(lfsr.read_parity(parity)) {
             *r ^= p;
         }
         if rem.iter().all(|&w| w == 0) {

@@ -101,14 +101,14 @@ impl Lfsr {
 
     /// Writes the register as `ceil(r / 8)` parity bytes, most significant first; the bits
     /// after the last parity bit are zero.
-    pub(crate) fn to_bytes(&self, reg: &[u64], out: &mut [u8]) {
+    pub(crate) fn write_parity(&self, reg: &[u64], out: &mut [u8]) {
         for (j, o) in out.iter_mut().enumerate() {
             *o = (reg[j / 8] >> (56 - 8 * (j % 8))) as u8;
         }
     }
 
     /// Reads parity bytes into a register, ignoring the bits after the last parity bit.
-    pub(crate) fn from_bytes(&self, bytes: &[u8]) -> Vec<u64> {
+    pub(crate) fn read_parity(&self, bytes: &[u8]) -> Vec<u64> {
         let mut reg = self.zero();
         for (j, &b) in bytes.iter().enumerate() {
             reg[j / 8] |= u64::from(b) << (56 - 8 * (j % 8));
@@ -157,7 +157,7 @@ mod tests {
         }
         assert_eq!(by_bytes, by_bits);
         let mut bytes = [0u8; 9];
-        lfsr.to_bytes(&by_bytes, &mut bytes);
-        assert_eq!(lfsr.from_bytes(&bytes), by_bytes);
+        lfsr.write_parity(&by_bytes, &mut bytes);
+        assert_eq!(lfsr.read_parity(&bytes), by_bytes);
     }
 }
