@@ -14,7 +14,7 @@
 //!              flip the L located bits ──► Corrected { bits: L }
 //! ```
 //!
-//! Every loop has a fixed trip count (Horner over all `r` remainder bits, BM over the full
+//! Every loop has a fixed trip count (syndromes over all `r` remainder bits, BM over the full
 //! `t + 1` coefficients at every step, Chien over all `L` terms at every position without
 //! stopping at the last root), as a constant-time implementation would: the operation count
 //! is then a function of the code and of `L` alone, which [`Bch::decode_cost`] computes.
@@ -64,12 +64,20 @@ impl Bch {
         let t = self.t as usize;
         let f = &self.field;
         let q = f.order();
+        // S_j = sum_i R_i alpha^(i j): one table look-up (the multiply by the known power)
+        // and one masked XOR per remainder bit, independent of one another.
+        let mask: Vec<u16> =
+            (0..self.parity_bits).map(|i| if lfsr.coeff(&rem, i) { u16::MAX } else { 0 }).collect();
         let mut s = vec![0u16; 2 * t];
         for j in (1..2 * t).step_by(2) {
-            let lj = (j as u32) % q;
-            let mut acc = 0u16;
-            for i in (0..self.parity_bits).rev() {
-                acc = f.mul_alpha(acc, lj) ^ u16::from(lfsr.coeff(&rem, i));
+            let step = (j as u32) % q;
+            let (mut e, mut acc) = (0u32, 0u16);
+            for &m in &mask {
+                acc ^= f.exp(e) & m;
+                e += step;
+                if e >= q {
+                    e -= q;
+                }
             }
             s[j - 1] = acc;
         }
