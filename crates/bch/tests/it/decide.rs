@@ -78,7 +78,9 @@ fn beyond_t_the_decision_is_uncorrectable_and_miscorrections_are_visible() {
                         assert!(d != data || p != parity, "{code:?}: {n} errors undone by {bits}");
                         assert!(is_codeword(&code, &d, &p), "a miscorrection is a codeword");
                     }
-                    Ok(Decoded::Clean) => panic!("{code:?}: {n} errors cannot be a codeword"),
+                    // Below the minimum distance (2t + 1) no error pattern is a codeword; at
+                    // 3t one could be, with probability about 2^-r: none is, in these samples.
+                    Ok(Decoded::Clean) => panic!("{code:?}: {n} errors made a codeword"),
                 }
                 same_cost += u32::from(cost == decided.cost);
             }

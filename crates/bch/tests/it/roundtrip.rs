@@ -70,6 +70,40 @@ proptest! {
     }
 }
 
+/// `t + 1 ..= 2t` distinct positions of an `n`-bit codeword.
+fn heavy_patterns(n: u32, t: u32) -> impl Strategy<Value = Vec<u32>> {
+    (t as usize + 1..=2 * t as usize).prop_flat_map(move |k| subsequence((0..n).collect::<Vec<u32>>(), k))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Beyond t the decoder either reports the word uncorrectable and leaves it as received,
+    /// or miscorrects it to another codeword; it never hands back the original as corrected.
+    #[test]
+    fn beyond_t_detected_or_miscorrected(seed in any::<u64>(), pos in heavy_patterns(255, 3)) {
+        let code = Bch::new(8, 3, 231).unwrap();
+        let mut rng = Rng::new(seed);
+        let data = message(&mut rng, &code);
+        let parity = code.encode(&data);
+        let (mut d, mut p) = (data.clone(), parity.clone());
+        for &q in &pos {
+            flip(&code, &mut d, &mut p, q);
+        }
+        let (rd, rp) = (d.clone(), p.clone());
+        let mut cost = DecodeCost::default();
+        match code.decode(&mut d, &mut p, &mut cost) {
+            Err(_) => prop_assert!(d == rd && p == rp, "left as received"),
+            Ok(Decoded::Corrected { bits }) => {
+                prop_assert!(bits <= 3);
+                prop_assert!(d != data || p != parity, "not the original");
+                prop_assert!(crate::is_codeword(&code, &d, &p), "another codeword");
+            }
+            Ok(Decoded::Clean) => prop_assert!(false, "{} errors made a codeword", pos.len()),
+        }
+    }
+}
+
 /// Every field size decodes `t` errors (small t, so that every m from 3 to 16 has a code).
 #[test]
 fn every_field_size() {
