@@ -1,20 +1,4 @@
 //! Operation counts of a decode and their price in ECC-core cycles.
-//!
-//! The decoder counts the field operations it executes, phase by phase. Its loops have fixed
-//! trip counts (see `decode.rs`), so the count depends only on the code and on the degree of
-//! the error locator, which is the number of errors whenever the word is corrected: that is
-//! what lets [`Bch::decode_cost`] give, without bytes, exactly the count the byte decoder
-//! reports.
-//!
-//! | phase     | runs on  | `mul`                  | `add`        | `inv` |
-//! |-----------|----------|------------------------|--------------|-------|
-//! | syndromes | hardware | `t*r + t`              | `t*r`        | 0     |
-//! | BM        | ECC core | `sum_k min(2k,t) + t*(t+2)` | `sum_k min(2k,t) + t*(t+1)` | `t` |
-//! | Chien     | ECC core | `n*L`                  | `n*L`        | 0     |
-//!
-//! with `r` parity bits, `n` codeword bits, `k = 0..t`, and `L` the locator's degree (`L = v`
-//! for `v <= t` errors). A clean word costs nothing: the hardware's division leaves a zero
-//! remainder and no syndrome is evaluated.
 
 use std::ops::AddAssign;
 
@@ -49,6 +33,22 @@ impl AddAssign for OpCount {
 
 /// The work of decoding: hardware syndromes, then the software Berlekamp–Massey and Chien
 /// search, then bit flips. Accumulates over codewords with `+=`.
+///
+/// The decoder counts the field operations it executes, phase by phase. Its loops have fixed
+/// trip counts (see [`Bch::decode`]), so the count depends only on the code and on the degree of
+/// the error locator, which is the number of errors whenever the word is corrected: that is
+/// what lets [`Bch::decode_cost`] give, without bytes, exactly the count the byte decoder
+/// reports.
+///
+/// | phase     | runs on  | `mul`                  | `add`        | `inv` |
+/// |-----------|----------|------------------------|--------------|-------|
+/// | syndromes | hardware | `t*r + t`              | `t*r`        | 0     |
+/// | BM        | ECC core | `sum_k min(2k,t) + t*(t+2)` | `sum_k min(2k,t) + t*(t+1)` | `t` |
+/// | Chien     | ECC core | `n*L`                  | `n*L`        | 0     |
+///
+/// with `r` parity bits, `n` codeword bits, `k = 0..t`, and `L` the locator's degree (`L = v`
+/// for `v <= t` errors). A clean word costs nothing: the hardware's division leaves a zero
+/// remainder and no syndrome is evaluated.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DecodeCost {
     /// Evaluating `S_1 .. S_2t` from the division remainder (the controller's hardware engine;

@@ -1,39 +1,39 @@
 //! The metadata-only decision: what the decoder would do with a codeword that has a given
 //! number of bit errors, for a simulator that does not keep the bytes.
-//!
-//! * `0` errors: [`Decoded::Clean`], no cost.
-//! * `1..=t` errors: [`Decoded::Corrected`] with that many bits, at exactly the cost the byte
-//!   decoder reports ([`Bch::decode_cost`]).
-//! * more than `t`: [`Uncorrectable`], at the cost of the usual failing decode. The byte
-//!   decoder instead *miscorrects* a small fraction of such words (it lands within `t` of
-//!   another codeword and returns it as corrected). The decision does not draw that outcome: a
-//!   simulator that wants it draws from its own seeded RNG against
-//!   [`Bch::miscorrection_probability`] (the crate has no randomness of its own).
-//!
-//! # The miscorrection estimate
-//!
-//! A word with more than `t` errors is miscorrected when its syndrome is that of some error
-//! pattern of weight at most `t` among the `n` positions of the (shortened) code. Treating the
-//! syndrome of a heavy error pattern as uniform over the `2^r` values gives
-//!
-//! ```text
-//!   P(miscorrect) ~= sum_{i=0..t} C(n, i) / 2^r
-//! ```
-//!
-//! the ratio of decodable syndromes to all syndromes (the sphere-packing count of bounded
-//! distance decoding). For a full-length code (`n = 2^m - 1`, `r = m t`) it is about `1/t!`,
-//! the figure McEliece and Swanson derived for Reed–Solomon codes ("On the decoder error
-//! probability for Reed–Solomon codes", IEEE Trans. Inf. Theory 32(5), 1986); for binary BCH
-//! it rests on their weight distribution being close to binomial (Kasami, Fujiwara and Lin,
-//! "An approximation to the weight distribution of binary linear codes", IEEE Trans. Inf.
-//! Theory 31(6), 1985). Shortening divides it by roughly `(2^m / n)^t`: for 512 B with t = 12
-//! (n = 4252, r = 156) it is about 1e-12. The integration test `miscorrection` measures it on
-//! full-length codes (t = 2, 3, 4 over GF(2^8)) and on the 512-byte code.
 
 use crate::cost::DecodeCost;
 use crate::{Bch, Decoded, Uncorrectable};
 
 /// The decoder's verdict and cost for a codeword known only by its error count.
+///
+/// * `0` errors: [`Decoded::Clean`], no cost.
+/// * `1..=t` errors: [`Decoded::Corrected`] with that many bits, at exactly the cost the byte
+///   decoder reports ([`Bch::decode_cost`]).
+/// * more than `t`: [`Uncorrectable`], at the cost of the usual failing decode. The byte
+///   decoder instead *miscorrects* a small fraction of such words (it lands within `t` of
+///   another codeword and returns it as corrected). The decision does not draw that outcome: a
+///   simulator that wants it draws from its own seeded RNG against
+///   [`Bch::miscorrection_probability`] (the crate has no randomness of its own).
+///
+/// # The miscorrection estimate
+///
+/// A word with more than `t` errors is miscorrected when its syndrome is that of some error
+/// pattern of weight at most `t` among the `n` positions of the (shortened) code. Treating the
+/// syndrome of a heavy error pattern as uniform over the `2^r` values gives
+///
+/// ```text
+///   P(miscorrect) ~= sum_{i=0..t} C(n, i) / 2^r
+/// ```
+///
+/// the ratio of decodable syndromes to all syndromes (the sphere-packing count of bounded
+/// distance decoding). For a full-length code (`n = 2^m - 1`, `r = m t`) it is about `1/t!`,
+/// the figure McEliece and Swanson derived for Reed–Solomon codes ("On the decoder error
+/// probability for Reed–Solomon codes", IEEE Trans. Inf. Theory 32(5), 1986); for binary BCH
+/// it rests on their weight distribution being close to binomial (Kasami, Fujiwara and Lin,
+/// "An approximation to the weight distribution of binary linear codes", IEEE Trans. Inf.
+/// Theory 31(6), 1985). Shortening divides it by roughly `(2^m / n)^t`: for 512 B with t = 12
+/// (n = 4252, r = 156) it is about 1e-12. The integration test `miscorrection` measures it on
+/// full-length codes (t = 2, 3, 4 over GF(2^8)) and on the 512-byte code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Outcome {
     /// What [`Bch::decode`] returns (uncorrectable rather than miscorrected beyond `t`).
@@ -54,8 +54,8 @@ impl Bch {
     }
 
     /// The probability that a word with `error_count` errors is miscorrected rather than
-    /// detected: 0 up to `t`, the estimate `sum_{i<=t} C(n,i) / 2^r` above (see the module
-    /// doc of `decide.rs` in the crate documentation).
+    /// detected: 0 up to `t`, beyond it the estimate `sum_{i<=t} C(n,i) / 2^r` (its derivation
+    /// and sources are in the documentation of [`Outcome`]).
     pub fn miscorrection_probability(&self, error_count: u32) -> f64 {
         if error_count <= self.t {
             return 0.0;

@@ -1,23 +1,5 @@
 //! Syndromes (the hardware engine) and the software decoder: Berlekamp–Massey, then Chien
 //! search, then bit flips.
-//!
-//! ```text
-//!  received word ──► divide by g(x) ──► remainder R(x) == 0 ? ──► Clean (no cost)
-//!                      (LFSR, hw)            │ no
-//!                                            ▼
-//!              S_j = R(alpha^j), j = 1..2t   (hw: S_2j = S_j^2)
-//!                                            │
-//!              Berlekamp–Massey ──► locator sigma(x) of degree L   (ECC core)
-//!                                            │  L > t ──► Uncorrectable
-//!              Chien: sigma(alpha^-d) for every position d < n     (ECC core)
-//!                                            │  roots != L ──► Uncorrectable
-//!              flip the L located bits ──► Corrected { bits: L }
-//! ```
-//!
-//! Every loop has a fixed trip count (syndromes over all `r` remainder bits, BM over the full
-//! `t + 1` coefficients at every step, Chien over all `L` terms at every position without
-//! stopping at the last root), as a constant-time implementation would: the operation count
-//! is then a function of the code and of `L` alone, which [`Bch::decode_cost`] computes.
 
 use crate::Bch;
 use crate::cost::{DecodeCost, OpCount};
@@ -90,6 +72,24 @@ impl Bch {
 
     /// Decodes a received word in place: corrects up to `t` bit errors in `data` and
     /// `parity`, and adds the operations it performed to `cost`.
+    ///
+    /// ```text
+    ///  received word ──► divide by g(x) ──► remainder R(x) == 0 ? ──► Clean (no cost)
+    ///                      (LFSR, hw)            │ no
+    ///                                            ▼
+    ///              S_j = R(alpha^j), j = 1..2t   (hw: S_2j = S_j^2)
+    ///                                            │
+    ///              Berlekamp–Massey ──► locator sigma(x) of degree L   (ECC core)
+    ///                                            │  L > t ──► Uncorrectable
+    ///              Chien: sigma(alpha^-d) for every position d < n     (ECC core)
+    ///                                            │  roots != L ──► Uncorrectable
+    ///              flip the L located bits ──► Corrected { bits: L }
+    /// ```
+    ///
+    /// Every loop has a fixed trip count (syndromes over all `r` remainder bits, BM over the full
+    /// `t + 1` coefficients at every step, Chien over all `L` terms at every position without
+    /// stopping at the last root), as a constant-time implementation would: the operation count
+    /// is then a function of the code and of `L` alone, which [`Bch::decode_cost`] computes.
     ///
     /// # Errors
     ///
