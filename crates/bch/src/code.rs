@@ -206,6 +206,19 @@ mod tests {
     }
 
     #[test]
+    #[should_panic(expected = "parity must be parity_bytes() long")]
+    fn wrong_parity_length_is_misuse() {
+        let c = Bch::new(13, 12, 4096).unwrap();
+        c.encode_into(&[0u8; 512], &mut [0u8; 19]);
+    }
+
+    #[test]
+    fn a_code_can_be_shared_between_threads() {
+        fn shareable<T: Send + Sync>() {}
+        shareable::<Bch>();
+    }
+
+    #[test]
     fn parity_of_zero_is_zero_and_encoding_is_linear() {
         let c = Bch::new(13, 12, 4096).unwrap();
         let zero = vec![0u8; 512];
