@@ -84,6 +84,17 @@ class Dram(Section):
     gc_tpage_writes: int
     other_bytes: int
 
+class Ecc(Section):
+    pages_checked: int
+    clean_reads: int
+    corrected_reads: int
+    retried_reads: int
+    uncorrectable_reads: int
+    codewords_corrected: int
+    bits_corrected: int
+    decode_cycles: int
+    by_attempt: list[int]
+
 class Utilisation(Section):
     channels: list[float]
     dies: list[float]
@@ -213,6 +224,7 @@ class Report(Section):
     wear: Wear
     cache: Cache
     dram: Dram
+    ecc: Ecc
     utilisation: Utilisation
     flash: Flash
     link: Link

@@ -189,7 +189,14 @@ impl Device {
     ) -> Result<(Device, Option<MountReport>), MountError> {
         let cfg = &p.config;
         let cx = p.sim.cx();
-        let ecc = Ecc::start(&cx, p.cores[arch.ecc_core()], &cfg.ecc, cfg.geometry.page_bytes());
+        let ecc = Ecc::start(
+            &cx,
+            p.cores[arch.ecc_core()],
+            &cfg.ecc,
+            cfg.geometry.page_bytes(),
+            cfg.timing.cell,
+            cfg.geometry.total_blocks(),
+        );
         let flow = Rc::new(arch.flow(&cx, &p.cores, cfg.ftl.logical_units(&cfg.geometry)));
         // Where background FTL work (GC, write-back jobs, mapping rewrites) is spawned.
         let home = p.cores[arch.home_core()];

@@ -1,17 +1,31 @@
 //! The ECC module, on its own controller core as in SoftSSD: detection is done by hardware on
-//! every read and costs nothing; a page whose codewords have bit errors goes to the ECC core,
-//! which spends `correct_cycles` per erroneous codeword. Bit errors follow a raw bit error rate
-//! that grows with the block's P/E cycles; the default rate is 0, so by default nothing is
-//! ever corrected.
+//! every read and costs nothing; a page whose codewords have bit errors goes to the ECC core.
+//!
+//! Two ways to have bit errors (neither by default, so by default nothing is ever corrected):
+//!
+//! - **The error model** (`[ecc.errors]`, see `docs/errors.md`): each codeword's errors are
+//!   drawn from the NAND raw-bit-error model ([`nand::errors`]) for the page's type, its
+//!   block's P/E cycles, the time since the block was first programmed (retention) and the
+//!   reads to it since its erase (read disturb), and decoded by a binary BCH code
+//!   ([`bch::Bch`], t = `correctable` bits per `codeword`): the ECC core is charged the
+//!   cycles of the operations the software decoder performs for that many errors
+//!   (Berlekamp–Massey and Chien search, [`bch::CycleModel`]); syndromes are hardware. A
+//!   codeword beyond t is uncorrectable (detected: the metadata-only decision, see
+//!   `docs/bch.md`), and the FTL retries the read down the model's retry table.
+//! - **The flat rate** (`rber`, `rber_per_pe`): Poisson errors per codeword at a rate that
+//!   grows with P/E cycles, `correct_cycles` per erroneous codeword, no retry (the model
+//!   before the error model; kept so that configurations using it give the same results).
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use nand::errors::{ErrorModel, ErrorModelConfig, PageAge, ReadAttempt};
+use nand::{BlockIdx, CellType, Geometry};
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
 use sim::config::{ConfigError, ensure};
 use sim::sync::{Ring, RingSpec, oneshot};
-use sim::{ByteSize, CoreId, Cx, SimRng};
+use sim::{ByteSize, CoreId, Cx, SimRng, SimTime};
 
 /// ECC configuration.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -29,10 +43,19 @@ pub struct EccConfig {
     /// Added to the raw bit error rate per P/E cycle of the block. Default: 0.
     #[serde(default)]
     pub rber_per_pe: f64,
-    /// ECC-core cycles to correct one codeword that has errors. Default: 20000.
+    /// ECC-core cycles to correct one codeword that has errors, under the flat rate (the error
+    /// model charges the BCH decoder's own operations instead). Default: 20000.
     #[serde(default = "default_correct_cycles")]
     pub correct_cycles: u64,
+    /// The NAND error model (`[ecc.errors]`; every field defaults per cell type, so an empty
+    /// table turns it on): replaces `rber` and `rber_per_pe`. Default: off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub errors: Option<ErrorModelConfig>,
 }
+
+/// OOB bytes the FTL's records take per mapping unit (its LPN, tag, first-write stamp and the
+/// page's sequence number, rounded up), which the parity must leave free.
+pub const OOB_FTL_BYTES_PER_UNIT: u64 = 16;
 
 fn default_codeword() -> ByteSize {
     ByteSize(512)
@@ -52,13 +75,15 @@ impl Default for EccConfig {
             rber: 0.0,
             rber_per_pe: 0.0,
             correct_cycles: default_correct_cycles(),
+            errors: None,
         }
     }
 }
 
 impl EccConfig {
-    /// Checks the fields against the page size.
-    pub fn validate(&self, page_bytes: u32) -> Result<(), ConfigError> {
+    /// Checks the fields against the page size, its OOB, its mapping units and the cell type.
+    pub fn validate(&self, geo: &Geometry, cell: CellType) -> Result<(), ConfigError> {
+        let (page_bytes, units_per_page) = (geo.page_bytes(), geo.units_per_page());
         let cw = self.codeword.bytes();
         ensure(cw >= 64 && (page_bytes as u64).is_multiple_of(cw), "codeword", || {
             format!("must be at least 64B and divide the {page_bytes}-byte page (got {})", self.codeword)
@@ -68,22 +93,157 @@ impl EccConfig {
                 format!("must be in [0, 0.01) (got {v})")
             })?;
         }
-        Ok(())
+        ensure(self.correctable >= 1, "correctable", || "must be at least 1 bit per codeword".into())?;
+        let Some(errors) = &self.errors else { return Ok(()) };
+        ensure(self.rber == 0.0 && self.rber_per_pe == 0.0, "errors", || {
+            "replaces rber and rber_per_pe: set those to 0 (or remove [ecc.errors])".into()
+        })?;
+        errors.validate(cell).map_err(|e| e.within("errors"))?;
+        let code = self.code().map_err(|e| ConfigError::new("correctable", e.to_string()))?;
+        let oob = geo.oob_size.bytes();
+        if oob == 0 {
+            return Ok(()); // a preset that does not state its OOB size (several leave it 0)
+        }
+        let parity = code.parity_bytes() as u64 * (page_bytes as u64 / cw);
+        let ftl = OOB_FTL_BYTES_PER_UNIT * units_per_page as u64;
+        ensure(parity + ftl <= oob, "correctable", || {
+            format!(
+                "{} bits per {} codeword need {parity} parity bytes per {page_bytes}-byte page, and the FTL's \
+                 records {ftl}: more than the {oob}-byte OOB (geometry.oob_size) holds",
+                self.correctable, self.codeword
+            )
+        })
     }
 
     /// Whether bit errors happen at all (the ECC core has work).
     pub fn enabled(&self) -> bool {
-        self.rber > 0.0 || self.rber_per_pe > 0.0
+        self.rber > 0.0 || self.rber_per_pe > 0.0 || self.errors.is_some()
+    }
+
+    /// The BCH code: `correctable` bits per `codeword` over the smallest field that holds it.
+    pub fn code(&self) -> Result<bch::Bch, bch::BchError> {
+        let data_bits = (self.codeword.bytes() * 8).min(u32::MAX as u64) as u32;
+        let t = self.correctable;
+        // The smallest m with data + m·t parity bits within a codeword of 2^m - 1 bits.
+        let m = (3..=16u32).find(|&m| (data_bits as u64 + m as u64 * t as u64) < (1u64 << m)).unwrap_or(16);
+        bch::Bch::new(m, t, data_bits)
     }
 }
 
-/// More bit errors than the ECC corrects.
+/// More bit errors than the ECC corrects, with the ECC-core cycles spent finding out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Uncorrectable;
+pub struct Uncorrectable {
+    /// Decoder cycles spent on the page (the failed codewords' and the others').
+    pub cycles: u64,
+}
+
+/// A page read that decoded.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Corrected {
+    /// Codewords that had errors (0: the page read clean).
+    pub codewords: u32,
+    /// Bits corrected.
+    pub bits: u32,
+    /// ECC-core cycles spent.
+    pub cycles: u64,
+}
+
+/// Where a page read comes from, as the error model needs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PageRead {
+    /// The page's block.
+    pub block: BlockIdx,
+    /// The page's index in its block (its page type follows from it).
+    pub offset: u32,
+    /// The block's P/E cycles.
+    pub erase_count: u32,
+    /// Reads to the block since its erase.
+    pub reads_since_erase: u32,
+    /// Bytes of data read (the mapping units asked for): only their codewords go through the
+    /// ECC, as only they cross the channel. 0 or more than the page: the whole page.
+    pub data_bytes: u32,
+}
+
+/// What the ECC counted on host reads (error model and flat rate alike).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct EccStats {
+    /// Page reads checked (every attempt of a retried read counts).
+    pub pages_checked: u64,
+    /// Reads (first attempts) that needed no correction.
+    pub clean_reads: u64,
+    /// Reads that decoded at the first attempt after correcting bits.
+    pub corrected_reads: u64,
+    /// Reads that decoded after one or more retries.
+    pub retried_reads: u64,
+    /// Reads that failed every attempt (media errors to the host).
+    pub uncorrectable_reads: u64,
+    /// Codewords corrected.
+    pub codewords_corrected: u64,
+    /// Bits corrected.
+    pub bits_corrected: u64,
+    /// Decoder cycles charged to the ECC core.
+    pub decode_cycles: u64,
+    /// Reads by the attempt that decoded them: `[0]` the first read, `[i]` retry step i, the
+    /// last the soft-decision step when enabled (error model only).
+    pub by_attempt: Vec<u64>,
+}
+
+impl EccStats {
+    /// Host page reads checked (each once, however many attempts it took).
+    pub fn reads(&self) -> u64 {
+        self.clean_reads + self.corrected_reads + self.retried_reads + self.uncorrectable_reads
+    }
+
+    /// Adds `b`'s counts to these (several FTLs side by side).
+    pub fn merge(&mut self, b: &EccStats) {
+        self.pages_checked += b.pages_checked;
+        self.clean_reads += b.clean_reads;
+        self.corrected_reads += b.corrected_reads;
+        self.retried_reads += b.retried_reads;
+        self.uncorrectable_reads += b.uncorrectable_reads;
+        self.codewords_corrected += b.codewords_corrected;
+        self.bits_corrected += b.bits_corrected;
+        self.decode_cycles += b.decode_cycles;
+        if self.by_attempt.len() < b.by_attempt.len() {
+            self.by_attempt.resize(b.by_attempt.len(), 0);
+        }
+        for (a, x) in self.by_attempt.iter_mut().zip(&b.by_attempt) {
+            *a += x;
+        }
+    }
+
+    /// Records a read that decoded at attempt `attempt` (0 = the first read).
+    pub fn decoded(&mut self, attempt: usize, c: &Corrected) {
+        match attempt {
+            0 if c.codewords == 0 => self.clean_reads += 1,
+            0 => self.corrected_reads += 1,
+            _ => self.retried_reads += 1,
+        }
+        if self.by_attempt.len() <= attempt {
+            self.by_attempt.resize(attempt + 1, 0);
+        }
+        self.by_attempt[attempt] += 1;
+    }
+}
 
 struct Job {
-    codewords: u32,
+    cycles: u64,
     done: oneshot::Sender<()>,
+}
+
+/// The error model at run time: the NAND model, the code and what decoding costs.
+struct Model {
+    errors: ErrorModel,
+    cell: CellType,
+    codeword_bits: u32,
+    /// ECC-core cycles to decode a codeword with `n` errors, n = 0..=t (0 for n = 0: the
+    /// hardware syndromes pass it), and beyond t (the decoder runs and fails).
+    cycles: Vec<u64>,
+    fail_cycles: u64,
+    /// When each block was first programmed since its erase (retention counts from there: the
+    /// block's oldest page). Blocks programmed before the run count from its start.
+    programmed_at: RefCell<Vec<SimTime>>,
 }
 
 /// The ECC module. Cheap to clone.
@@ -94,22 +254,49 @@ pub struct Ecc {
     codewords: u32,
     ring: Rc<Ring<Job>>,
     rng: Rc<RefCell<SimRng>>,
+    model: Option<Rc<Model>>,
 }
 
 impl Ecc {
-    /// Starts the ECC core's service loop, or returns `None` when the error rate is zero (every
-    /// read passes detection; nothing to model).
-    pub fn start(cx: &Cx, core: CoreId, cfg: &EccConfig, page_bytes: u32) -> Option<Ecc> {
+    /// Starts the ECC core's service loop, or returns `None` when no bit errors are configured
+    /// (every read passes detection; nothing to model). `cell` and `blocks` are the array's.
+    ///
+    /// # Panics
+    /// If `cfg` does not validate.
+    pub fn start(
+        cx: &Cx,
+        core: CoreId,
+        cfg: &EccConfig,
+        page_bytes: u32,
+        cell: CellType,
+        blocks: u32,
+    ) -> Option<Ecc> {
         if !cfg.enabled() {
             return None;
         }
         let ring: Rc<Ring<Job>> = Rc::new(Ring::new(cx, "ecc ring", RingSpec::default()));
-        let (r, c, cycles) = (ring.clone(), cx.clone(), cfg.correct_cycles);
+        let (r, c) = (ring.clone(), cx.clone());
         cx.spawn_daemon(core, "ecc", async move {
             while let Some(job) = r.pop().await {
-                c.compute(cycles * job.codewords as u64).await;
+                c.compute(job.cycles).await;
                 job.done.send(());
             }
+        });
+        let model = cfg.errors.as_ref().map(|e| {
+            let errors = e.model(cell).expect("validated ECC configuration");
+            let code = cfg.code().expect("validated ECC configuration");
+            let cm = bch::CycleModel::default();
+            let cycles =
+                (0..=code.t()).map(|n| if n == 0 { 0 } else { cm.cycles(&code.decode_cost(n)) }).collect();
+            let fail_cycles = cm.cycles(&code.decide(code.t() + 1).cost);
+            Rc::new(Model {
+                errors,
+                cell,
+                codeword_bits: (cfg.codeword.bytes() * 8) as u32,
+                cycles,
+                fail_cycles,
+                programmed_at: RefCell::new(vec![SimTime::ZERO; blocks as usize]),
+            })
         });
         Some(Ecc {
             cx: cx.clone(),
@@ -117,30 +304,89 @@ impl Ecc {
             codewords: page_bytes / cfg.codeword.bytes() as u32,
             ring,
             rng: Rc::new(RefCell::new(cx.fork_rng())),
+            model,
         })
     }
 
-    /// Checks one page read from a block with `erase_count` P/E cycles: draws the bit errors of
-    /// each codeword and, if any has errors, has the ECC core correct them.
-    pub async fn check(&self, erase_count: u32) -> Result<(), Uncorrectable> {
-        let rber = self.cfg.rber + self.cfg.rber_per_pe * erase_count as f64;
-        let lambda = rber * self.cfg.codeword.bytes() as f64 * 8.0;
-        let mut erroneous = 0;
-        let mut worst = 0;
+    /// The read attempts a failing read goes through: the first read, then the error model's
+    /// retry steps (none under the flat rate).
+    pub fn attempts(&self) -> Vec<ReadAttempt> {
+        match &self.model {
+            Some(m) => m.errors.retry().attempts().collect(),
+            None => vec![ReadAttempt::First],
+        }
+    }
+
+    /// Full array reads that `attempt` costs (1 except for a soft-decision step).
+    pub fn array_reads(&self, attempt: ReadAttempt) -> u32 {
+        self.model.as_ref().map_or(1, |m| m.errors.retry().cost(attempt).array_reads)
+    }
+
+    /// A page at `offset` of `block` was programmed: the block's retention clock starts at its
+    /// first page.
+    pub fn programmed(&self, block: BlockIdx, offset: u32) {
+        if let Some(m) = &self.model
+            && offset == 0
         {
-            let mut rng = self.rng.borrow_mut();
-            for _ in 0..self.codewords {
-                let e = poisson(lambda, &mut rng);
-                erroneous += (e > 0) as u32;
-                worst = worst.max(e);
+            m.programmed_at.borrow_mut()[block.idx()] = self.cx.now();
+        }
+    }
+
+    /// Checks one read of a page (attempt `attempt` of [`attempts`](Self::attempts)): draws
+    /// the bit errors of each codeword and, if any has errors, has the ECC core decode them.
+    pub async fn check(&self, page: PageRead, attempt: ReadAttempt) -> Result<Corrected, Uncorrectable> {
+        let (mut erroneous, mut bits, mut worst, mut cycles) = (0u32, 0u32, 0u32, 0u64);
+        let cw = self.cfg.codeword.bytes() as u32;
+        let codewords = match page.data_bytes {
+            0 => self.codewords,
+            b => b.div_ceil(cw).clamp(1, self.codewords),
+        };
+        match &self.model {
+            Some(m) => {
+                let age = PageAge {
+                    pe_cycles: page.erase_count,
+                    retention: self.cx.now().since(m.programmed_at.borrow()[page.block.idx()]),
+                    reads_since_erase: page.reads_since_erase as u64,
+                };
+                let ptype = m.cell.page_type(page.offset);
+                let rber = m.errors.rber(ptype, &age, attempt);
+                let mut rng = self.rng.borrow_mut();
+                for _ in 0..codewords {
+                    let e = nand::errors::draw_bit_errors(&mut *rng, rber, m.codeword_bits);
+                    if e > 0 {
+                        erroneous += 1;
+                        bits += e;
+                        worst = worst.max(e);
+                        cycles += m.cycles.get(e as usize).copied().unwrap_or(m.fail_cycles);
+                    }
+                }
+                if erroneous > 0 {
+                    cycles += m.errors.retry().cost(attempt).extra_decode_cycles;
+                }
+            }
+            None => {
+                let rber = self.cfg.rber + self.cfg.rber_per_pe * page.erase_count as f64;
+                let lambda = rber * self.cfg.codeword.bytes() as f64 * 8.0;
+                let mut rng = self.rng.borrow_mut();
+                for _ in 0..codewords {
+                    let e = poisson(lambda, &mut rng);
+                    erroneous += (e > 0) as u32;
+                    bits += e;
+                    worst = worst.max(e);
+                }
+                cycles = self.cfg.correct_cycles * erroneous as u64;
             }
         }
         if erroneous > 0 {
             let (tx, rx) = oneshot::channel(&self.cx, "ecc correction");
-            self.ring.push(Job { codewords: erroneous, done: tx }).await;
+            self.ring.push(Job { cycles, done: tx }).await;
             let _ = rx.await;
         }
-        if worst > self.cfg.correctable { Err(Uncorrectable) } else { Ok(()) }
+        if worst > self.cfg.correctable {
+            Err(Uncorrectable { cycles })
+        } else {
+            Ok(Corrected { codewords: erroneous, bits, cycles })
+        }
     }
 }
 

@@ -78,6 +78,9 @@ pub struct FlashArray {
     geo: Geometry,
     blocks: Vec<BlockState>,
     units: Vec<u32>,
+    /// Page reads of each block since its last erase (read disturb). Not persisted: a
+    /// restored or reopened array counts from zero.
+    reads: Vec<u32>,
     store: Box<dyn PageStore>,
     next_seq: u64,
 }
@@ -92,6 +95,7 @@ impl FlashArray {
         FlashArray {
             blocks: vec![BlockState::default(); geo.total_blocks() as usize],
             units: vec![NO_LPN; geo.total_units() as usize],
+            reads: vec![0; geo.total_blocks() as usize],
             geo,
             store,
             next_seq: 1,
@@ -285,6 +289,7 @@ impl FlashArray {
     /// If the page is not programmed.
     pub fn read(&mut self, page: PageIdx, data: Option<&mut [u8]>) -> io::Result<Oob> {
         let mut oob = self.lpns_of(page);
+        self.count_read(page);
         self.store.read(page, &mut oob, data)?;
         Ok(oob)
     }
@@ -297,8 +302,20 @@ impl FlashArray {
     /// If the page is not programmed.
     pub fn read_payload(&mut self, page: PageIdx, data: &mut [u8]) -> io::Result<Oob> {
         let oob = self.lpns_of(page);
+        self.count_read(page);
         self.store.read_payload(page, data)?;
         Ok(oob)
+    }
+
+    fn count_read(&mut self, page: PageIdx) {
+        let r = &mut self.reads[self.geo.block_of(page).idx()];
+        *r = r.saturating_add(1);
+    }
+
+    /// Page reads of `block` since its last erase (since the array was built or restored, if
+    /// it has not been erased since): the read-disturb count of the error model.
+    pub fn reads_since_erase(&self, block: BlockIdx) -> u32 {
+        self.reads[block.idx()]
     }
 
     /// An OOB holding the LPNs the array knows for `page` (which must be programmed).
@@ -328,6 +345,8 @@ impl FlashArray {
             );
         }
         let programmed = b.write_ptr;
+        self.reads[block.idx()] = 0;
+        let b = &mut self.blocks[block.idx()];
         b.write_ptr = 0;
         b.valid_units = 0;
         b.erase_count += 1;

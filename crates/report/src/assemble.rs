@@ -134,6 +134,7 @@ pub fn assemble(dev: &dyn System, host: &HostResults, info: &RunInfo) -> Report 
             dirty_units: totals.dirty_units,
         },
         dram: dram(dev.config(), st),
+        ecc: st.ecc.clone(),
         utilisation: Utilisation {
             channels: fil.channel_utilisation(elapsed),
             dies: fil.die_utilisation(elapsed),

@@ -55,6 +55,10 @@ pub struct Report {
     /// The controller's DRAM by use, and what GC's pending mapping updates took of theirs.
     #[serde(default)]
     pub dram: DramReport,
+    /// Bit errors, their correction and read retries on host reads (all zero when no bit
+    /// errors are configured; `docs/errors.md`).
+    #[serde(default)]
+    pub ecc: firmware::ecc::EccStats,
     /// Busy fractions.
     pub utilisation: Utilisation,
     /// Flash transactions.

@@ -163,6 +163,22 @@ pub fn summary(r: &Report) -> String {
             ByteSize(d.other_bytes)
         );
     }
+    let e = &r.ecc;
+    if e.pages_checked > 0 {
+        let n = e.reads().max(1) as f64;
+        let _ = writeln!(
+            s,
+            "ECC {} host page reads: {} clean, {} corrected, {} retried, {} uncorrectable | {} bits in {} codewords corrected, {} decoder cycles",
+            e.reads(),
+            pct(e.clean_reads as f64 / n),
+            pct(e.corrected_reads as f64 / n),
+            pct(e.retried_reads as f64 / n),
+            e.uncorrectable_reads,
+            e.bits_corrected,
+            e.codewords_corrected,
+            e.decode_cycles
+        );
+    }
     let cmt = r.cache.mapping.as_ref().map_or("full map".to_string(), |m| pct(m.ratio));
     let cores: Vec<String> =
         r.utilisation.cores.iter().map(|c| format!("{} {}", c.name, pct(c.busy))).collect();

@@ -156,7 +156,7 @@ impl DeviceConfig {
         let dram = if self.system.kind() == "host-ftl" { ByteSize(u64::MAX) } else { c.dram };
         self.ftl.validate(&self.geometry, dram).map_err(|e| e.within("ftl"))?;
         self.fil.validate().map_err(|e| e.within("fil"))?;
-        self.ecc.validate(self.geometry.page_bytes()).map_err(|e| e.within("ecc"))?;
+        self.ecc.validate(&self.geometry, self.timing.cell).map_err(|e| e.within("ecc"))?;
         self.power.validate().map_err(|e| e.within("power"))?;
         self.system.validate(&self.geometry).map_err(|e| e.within("system"))?;
         let f = &self.fil;

@@ -4,6 +4,9 @@
 
 use nand::{PageIdx, UnitAddr};
 
+use sim::SimDuration;
+
+use crate::ecc::PageRead;
 use crate::fil::{FlashRequest, FlashStatus, PageWrite, TxnResult, TxnSource};
 use crate::ftl::alloc::keep;
 use crate::ftl::blocks::Stream;
@@ -55,19 +58,83 @@ impl FtlInner {
         r
     }
 
-    /// Checks a finished read of `page`: store errors, then (if configured) the ECC.
-    pub async fn check_read(&self, page: PageIdx, r: &TxnResult) -> Result<(), MediaError> {
+    /// Reads `units` mapping units of a page whose block the caller pinned, checks it (store errors, then the ECC, which
+    /// may re-read the page down the error model's retry table while the block stays pinned)
+    /// and unpins it. Returns the last read's result, the check, and the time from the first
+    /// read's end to the check's (decoding and retries: the request's `ecc` phase).
+    pub async fn read_checked(
+        &self,
+        req: FlashRequest,
+        units: u32,
+    ) -> (TxnResult, Result<(), MediaError>, SimDuration) {
+        let (page, block) = (req.page, self.geo.block_of(req.page));
+        let again = (req.source, req.xfer_bytes, req.want_data, req.want_oob);
+        let mut r = self.fil.submit(req).await;
+        let t = self.cx.now();
+        let checked = self.check_read(page, units * self.geo.unit_bytes(), &mut r, again).await;
+        let mut blocks = self.blocks.borrow_mut();
+        blocks.unpin(block);
+        if blocks.info(block).pins == 0 {
+            drop(blocks);
+            self.waits.notify(WaitKey::Unpinned(block));
+        }
+        (r, checked, self.cx.now().since(t))
+    }
+
+    /// Checks a finished read of `data_bytes` of `page`: store errors, then (if configured) the
+    /// ECC, at each attempt re-reading the page as `again` (source, transfer bytes, data, OOB)
+    /// asked.
+    async fn check_read(
+        &self,
+        page: PageIdx,
+        data_bytes: u32,
+        r: &mut TxnResult,
+        again: (TxnSource, u32, bool, bool),
+    ) -> Result<(), MediaError> {
         if let FlashStatus::StoreError(e) = &r.status {
             return Err(MediaError::Store(e.clone()));
         }
-        if let Some(ecc) = &self.ecc {
-            let erase_count = self.fil.array().borrow().block(self.geo.block_of(page)).erase_count;
-            if ecc.check(erase_count).await.is_err() {
-                self.stats.borrow_mut().uncorrectable_reads += 1;
-                return Err(MediaError::Uncorrectable);
+        let Some(ecc) = &self.ecc else { return Ok(()) };
+        let block = self.geo.block_of(page);
+        let offset = self.geo.page_in_block(page);
+        for (i, attempt) in ecc.attempts().into_iter().enumerate() {
+            if i > 0 {
+                for _ in 0..ecc.array_reads(attempt) {
+                    let (source, xfer_bytes, want_data, want_oob) = again;
+                    let mut req = FlashRequest::read(source, page);
+                    (req.xfer_bytes, req.want_data, req.want_oob) = (xfer_bytes, want_data, want_oob);
+                    *r = self.fil.submit(req).await;
+                    if let FlashStatus::StoreError(e) = &r.status {
+                        return Err(MediaError::Store(e.clone()));
+                    }
+                }
+            }
+            let at = {
+                let array = self.fil.array().borrow();
+                PageRead {
+                    block,
+                    offset,
+                    erase_count: array.block(block).erase_count,
+                    reads_since_erase: array.reads_since_erase(block),
+                    data_bytes,
+                }
+            };
+            let outcome = ecc.check(at, attempt).await;
+            let mut st = self.stats.borrow_mut();
+            st.ecc.pages_checked += 1;
+            match outcome {
+                Ok(c) => {
+                    st.ecc.codewords_corrected += c.codewords as u64;
+                    st.ecc.bits_corrected += c.bits as u64;
+                    st.ecc.decode_cycles += c.cycles;
+                    st.ecc.decoded(i, &c);
+                    return Ok(());
+                }
+                Err(u) => st.ecc.decode_cycles += u.cycles,
             }
         }
-        Ok(())
+        self.stats.borrow_mut().ecc.uncorrectable_reads += 1;
+        Err(MediaError::Uncorrectable)
     }
 
     /// Programs `page` for `stream` (holding `units` valid units) and settles its block.
@@ -92,6 +159,9 @@ impl FtlInner {
     /// A program of `page` (holding `units` valid units) finished: settles its block and counts it.
     pub fn programmed(&self, stream: Stream, page: PageIdx, units: u32) {
         self.blocks.borrow_mut().done_pending(self.geo.block_of(page), 1);
+        if let Some(ecc) = &self.ecc {
+            ecc.programmed(self.geo.block_of(page), self.geo.page_in_block(page));
+        }
         let mut st = self.stats.borrow_mut();
         st.pages_programmed[stream as usize] += 1;
         st.units_programmed[stream as usize] += units as u64;

@@ -209,10 +209,7 @@ impl FtlInner {
             req.xfer_bytes = self.fil.timing().partial_xfer_bytes(units, upp, self.geo.unit_bytes());
             req.want_data = self.payload;
             req.want_oob = !self.payload; // bytes alone; metadata-only reads need the tags
-            let r = self.read_then_unpin(req).await;
-            let t = self.cx.now();
-            let checked = self.check_read(page, &r).await;
-            (r, checked, self.cx.now().since(t))
+            self.read_checked(req, units).await
         };
         let reads: SmallVec<[_; 1]> = match pages.as_slice() {
             [] => SmallVec::new(),

@@ -37,8 +37,9 @@ pub struct FtlStats {
     pub room_wakeups: u64,
     /// Times a request had to wait for a cache line to free up.
     pub cache_full_waits: u64,
-    /// Reads the ECC could not correct.
-    pub uncorrectable_reads: u64,
+    /// What the ECC did on host reads: outcomes, retries, bits corrected, decoder cycles
+    /// (all zero when no bit errors are configured).
+    pub ecc: crate::ecc::EccStats,
     /// Translation pages GC rewrote itself because the pending mapping updates filled their
     /// DRAM budget (DFTL).
     pub gc_tpage_writes: u64,

@@ -124,7 +124,7 @@ pub fn merge_ftl(a: &mut FtlStats, b: &FtlStats) {
     a.foreground_gc_waits += b.foreground_gc_waits;
     a.room_wakeups += b.room_wakeups;
     a.cache_full_waits += b.cache_full_waits;
-    a.uncorrectable_reads += b.uncorrectable_reads;
+    a.ecc.merge(&b.ecc);
     a.gc_tpage_writes += b.gc_tpage_writes;
     a.pending_budget += b.pending_budget;
     a.pending_high += b.pending_high;

@@ -109,3 +109,27 @@ fn double_invalidate_panics() {
     a.invalidate(g.unit_addr(p, 1));
     a.invalidate(g.unit_addr(p, 1));
 }
+
+/// Read disturb's count: every page read of a block counts, per block, until its erase.
+#[test]
+fn reads_since_erase_count_per_block_and_reset_at_erase() {
+    let mut a = array();
+    let g = a.geometry().clone();
+    let (b, other) = (BlockIdx(5), BlockIdx(6));
+    let p0 = g.page_of(b, 0);
+    a.program(p0, &slots(100), None).unwrap();
+    a.program(g.page_of(other, 0), &slots(200), None).unwrap();
+    assert_eq!(a.reads_since_erase(b), 0);
+    for _ in 0..3 {
+        a.read(p0, None).unwrap();
+    }
+    let mut data = vec![0u8; g.page_bytes() as usize];
+    a.read_payload(p0, &mut data).unwrap();
+    assert_eq!(a.reads_since_erase(b), 4);
+    assert_eq!(a.reads_since_erase(other), 0);
+    for s in 0..4 {
+        a.invalidate(g.unit_addr(p0, s));
+    }
+    a.erase(b).unwrap();
+    assert_eq!(a.reads_since_erase(b), 0);
+}

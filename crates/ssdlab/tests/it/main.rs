@@ -13,6 +13,7 @@ mod plots;
 mod precondition;
 mod pts;
 mod regressions;
+mod reliability;
 mod replay;
 mod serve;
 mod serve_fs;
