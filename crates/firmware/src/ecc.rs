@@ -14,7 +14,8 @@
 //!   `docs/bch.md`), and the FTL retries the read down the model's retry table.
 //! - **The flat rate** (`rber`, `rber_per_pe`): Poisson errors per codeword at a rate that
 //!   grows with P/E cycles, `correct_cycles` per erroneous codeword, no retry (the model
-//!   before the error model; kept so that configurations using it give the same results).
+//!   before the error model, kept for configurations that use it; like the error model it
+//!   now decodes only the codewords of the units a read asks for, not the whole page's).
 
 use std::cell::RefCell;
 use std::rc::Rc;
