@@ -13,6 +13,10 @@ pub trait Observer {
     fn note(&mut self, line: &str);
     /// Step `done` of `total` of the current phase has started.
     fn step(&mut self, done: u64, total: u64);
+    /// What a test has measured so far: the IOPS test's rounds after each round, or the
+    /// WSAT's intervals after each interval (the other empty). For keeping them should the run
+    /// be interrupted; by default nothing is done with them.
+    fn measured(&mut self, _rounds: &[Round], _intervals: &[Interval]) {}
 }
 
 /// One point of an IOPS round.
@@ -134,6 +138,7 @@ pub fn iops_test(
             .map(|p| p.measured.iops())
             .unwrap_or_default();
         rounds.push(Round { round, tracking_iops, points });
+        obs.measured(&rounds, &[]);
         let series: Vec<f64> = rounds.iter().map(|r| r.tracking_iops).collect();
         window = steady::last_window(&series);
         let verdict = match &window {
@@ -210,6 +215,7 @@ pub fn wsat_test(
         time_s += m.seconds;
         written += m.bytes_written;
         intervals.push(Interval { index, time_s, bytes_written: written, iops: m.iops() });
+        obs.measured(&[], &intervals);
         if index % 10 == 0 || written >= target_bytes {
             obs.note(&format!(
                 "WSAT interval {index}: {:.0} IOPS, {:.2}x the capacity written",
