@@ -58,9 +58,9 @@ impl FtlInner {
         r
     }
 
-    /// Reads `units` mapping units of a page whose block the caller pinned, checks it (store errors, then the ECC, which
-    /// may re-read the page down the error model's retry table while the block stays pinned)
-    /// and unpins it. Returns the last read's result, the check, and the time from the first
+    /// Reads `units` mapping units of a page whose block the caller pinned, checks them (store
+    /// errors, then the ECC, which may re-read the page down the error model's retry table
+    /// while the block stays pinned) and unpins it. Returns the last read's result, the check, and the time from the first
     /// read's end to the check's (decoding and retries: the request's `ecc` phase).
     pub async fn read_checked(
         &self,
