@@ -214,8 +214,12 @@ impl EccStats {
         }
     }
 
-    /// Records a read that decoded at attempt `attempt` (0 = the first read).
+    /// Records a read that decoded at attempt `attempt` (0 = the first read): its outcome,
+    /// the codewords and bits it corrected and the cycles of that decode.
     pub fn decoded(&mut self, attempt: usize, c: &Corrected) {
+        self.codewords_corrected += c.codewords as u64;
+        self.bits_corrected += c.bits as u64;
+        self.decode_cycles += c.cycles;
         match attempt {
             0 if c.codewords == 0 => self.clean_reads += 1,
             0 => self.corrected_reads += 1,
@@ -256,6 +260,8 @@ pub struct Ecc {
     ring: Rc<Ring<Job>>,
     rng: Rc<RefCell<SimRng>>,
     model: Option<Rc<Model>>,
+    /// The read attempts a failing read goes through (see [`attempts`](Self::attempts)).
+    attempts: Rc<[ReadAttempt]>,
 }
 
 impl Ecc {
@@ -299,7 +305,12 @@ impl Ecc {
                 programmed_at: RefCell::new(vec![SimTime::ZERO; blocks as usize]),
             })
         });
+        let attempts = match &model {
+            Some(m) => m.errors.retry().attempts().collect(),
+            None => Rc::from([ReadAttempt::First]),
+        };
         Some(Ecc {
+            attempts,
             cx: cx.clone(),
             cfg: cfg.clone(),
             codewords: page_bytes / cfg.codeword.bytes() as u32,
@@ -311,11 +322,8 @@ impl Ecc {
 
     /// The read attempts a failing read goes through: the first read, then the error model's
     /// retry steps (none under the flat rate).
-    pub fn attempts(&self) -> Vec<ReadAttempt> {
-        match &self.model {
-            Some(m) => m.errors.retry().attempts().collect(),
-            None => vec![ReadAttempt::First],
-        }
+    pub fn attempts(&self) -> &[ReadAttempt] {
+        &self.attempts
     }
 
     /// Full array reads that `attempt` costs (1 except for a soft-decision step).

@@ -97,7 +97,7 @@ impl FtlInner {
         let Some(ecc) = &self.ecc else { return Ok(()) };
         let block = self.geo.block_of(page);
         let offset = self.geo.page_in_block(page);
-        for (i, attempt) in ecc.attempts().into_iter().enumerate() {
+        for (i, &attempt) in ecc.attempts().iter().enumerate() {
             if i > 0 {
                 for _ in 0..ecc.array_reads(attempt) {
                     let (source, xfer_bytes, want_data, want_oob) = again;
@@ -124,9 +124,6 @@ impl FtlInner {
             st.ecc.pages_checked += 1;
             match outcome {
                 Ok(c) => {
-                    st.ecc.codewords_corrected += c.codewords as u64;
-                    st.ecc.bits_corrected += c.bits as u64;
-                    st.ecc.decode_cycles += c.cycles;
                     st.ecc.decoded(i, &c);
                     return Ok(());
                 }
