@@ -106,8 +106,8 @@ struct Partial {
     path: std::path::PathBuf,
     target: String,
     capacity_bytes: u64,
+    /// The IOPS rounds (kept for the writes during the WSAT, which comes after them).
     rounds: Vec<pts::Round>,
-    intervals: Vec<pts::Interval>,
     /// When WSAT intervals were last written, and the seconds between two such writes.
     last_interval: Option<std::time::Instant>,
     every_s: f64,
@@ -125,7 +125,6 @@ impl Partial {
             target: target.to_string(),
             capacity_bytes,
             rounds: Vec::new(),
-            intervals: Vec::new(),
             last_interval: None,
             every_s: Self::WSAT_EVERY_S,
             written: false,
@@ -135,31 +134,34 @@ impl Partial {
 
     /// Takes what the run reports and writes the file if it is due.
     fn update(&mut self, rounds: &[pts::Round], intervals: &[pts::Interval]) {
-        let due = if rounds.is_empty() {
-            self.intervals = intervals.to_vec();
-            let due = self.last_interval.is_none_or(|t| t.elapsed().as_secs_f64() >= self.every_s);
-            if due {
-                self.last_interval = Some(std::time::Instant::now());
-            }
-            due
-        } else {
+        if !rounds.is_empty() {
             self.rounds = rounds.to_vec();
-            true
-        };
-        if due {
-            self.write();
+            self.write(&[]);
+        } else if self.last_interval.is_none_or(|t| t.elapsed().as_secs_f64() >= self.every_s) {
+            self.last_interval = Some(std::time::Instant::now());
+            self.write(intervals);
         }
     }
 
-    fn write(&mut self) {
-        let value = serde_json::json!({
-            "complete": false,
-            "spec": pts::SPEC,
-            "target": self.target,
-            "capacity_bytes": self.capacity_bytes,
-            "iops_rounds": self.rounds,
-            "wsat_intervals": self.intervals,
-        });
+    fn write(&mut self, intervals: &[pts::Interval]) {
+        /// The file's contents, borrowed.
+        #[derive(serde::Serialize)]
+        struct Unfinished<'a> {
+            complete: bool,
+            spec: &'a str,
+            target: &'a str,
+            capacity_bytes: u64,
+            iops_rounds: &'a [pts::Round],
+            wsat_intervals: &'a [pts::Interval],
+        }
+        let value = Unfinished {
+            complete: false,
+            spec: pts::SPEC,
+            target: &self.target,
+            capacity_bytes: self.capacity_bytes,
+            iops_rounds: &self.rounds,
+            wsat_intervals: intervals,
+        };
         let tmp = self.path.with_extension("partial");
         let written = serde_json::to_string_pretty(&value)
             .map_err(std::io::Error::other)
