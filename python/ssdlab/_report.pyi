@@ -95,6 +95,14 @@ class Ecc(Section):
     decode_cycles: int
     by_attempt: list[int]
 
+class Media(Section):
+    program_failures: int
+    erase_failures: int
+    grown_bad_blocks: int
+    units_relocated: int
+    min_spare_blocks: int | None
+    read_only_at: int | None
+
 class Utilisation(Section):
     channels: list[float]
     dies: list[float]
@@ -225,6 +233,7 @@ class Report(Section):
     cache: Cache
     dram: Dram
     ecc: Ecc
+    media: Media
     utilisation: Utilisation
     flash: Flash
     link: Link

@@ -225,6 +225,7 @@ fn merge_smart(logs: &[SmartLog]) -> SmartLog {
         m.media_errors += l.media_errors;
         m.percentage_used = m.percentage_used.max(l.percentage_used);
         m.available_spare = m.available_spare.min(l.available_spare);
+        m.critical_warning |= l.critical_warning;
     }
     m
 }

@@ -262,6 +262,9 @@ pub struct Ecc {
     model: Option<Rc<Model>>,
     /// The read attempts a failing read goes through (see [`attempts`](Self::attempts)).
     attempts: Rc<[ReadAttempt]>,
+    /// Draws of program and erase failures: the read stream's generator jumped 2^192 draws
+    /// ahead, so that failures neither shift the read errors' draws nor any other component's.
+    wear_rng: Rc<RefCell<SimRng>>,
 }
 
 impl Ecc {
@@ -309,14 +312,18 @@ impl Ecc {
             Some(m) => m.errors.retry().attempts().collect(),
             None => Rc::from([ReadAttempt::First]),
         };
+        let rng = cx.fork_rng();
+        let mut wear_rng = rng.clone();
+        wear_rng.long_jump();
         Some(Ecc {
             attempts,
             cx: cx.clone(),
             cfg: cfg.clone(),
             codewords: page_bytes / cfg.codeword.bytes() as u32,
             ring,
-            rng: Rc::new(RefCell::new(cx.fork_rng())),
+            rng: Rc::new(RefCell::new(rng)),
             model,
+            wear_rng: Rc::new(RefCell::new(wear_rng)),
         })
     }
 
@@ -329,6 +336,29 @@ impl Ecc {
     /// Full array reads that `attempt` costs (1 except for a soft-decision step).
     pub fn array_reads(&self, attempt: ReadAttempt) -> u32 {
         self.model.as_ref().map_or(1, |m| m.errors.retry().cost(attempt).array_reads)
+    }
+
+    /// Whether a page program on a block with `erase_count` P/E cycles failed (the error
+    /// model's wear-out probabilities; never under the flat rate).
+    pub fn program_fails(&self, erase_count: u32) -> bool {
+        self.model.as_ref().is_some_and(|m| self.wear_draw(m.errors.program_failure(erase_count)))
+    }
+
+    /// Whether an erase of a block that had `erase_count` P/E cycles failed (see
+    /// [`program_fails`](Self::program_fails)).
+    pub fn erase_fails(&self, erase_count: u32) -> bool {
+        self.model.as_ref().is_some_and(|m| self.wear_draw(m.errors.erase_failure(erase_count)))
+    }
+
+    /// Draws an event of probability `p` (no draw when `p` is 0, so a fresh device's failures
+    /// cost nothing).
+    fn wear_draw(&self, p: f64) -> bool {
+        p > 0.0 && self.wear_rng.borrow_mut().random::<f64>() < p
+    }
+
+    /// The rated P/E cycles of the error model's wear-out curve (`None` under the flat rate).
+    pub fn rated_pe(&self) -> Option<u32> {
+        self.model.as_ref().map(|m| m.errors.wear_out().rated_pe)
     }
 
     /// A page at `offset` of `block` was programmed: the block's retention clock starts at its

@@ -126,14 +126,12 @@ impl System for HostFtlSystem {
     fn totals(&self) -> Totals {
         let fil = self.raw.fil();
         let erase_counts = fil.erase_counts();
-        let cfg = &self.platform.config;
-        let target = cfg.ftl.gc.soft(cfg.geometry.blocks) as f64
-            * (cfg.geometry.total_dies() * cfg.geometry.planes) as f64;
-        let spare = self.ftl.free_blocks() as f64 / target.max(1.0) * 100.0;
+        // The host FTL retires no blocks (it models no wear-out): its spares stay whole.
+        let spare = 100.0;
         Totals {
             ftl: self.ftl.stats(),
             fil: fil.stats().clone(),
-            smart: self.front.smart().log(&erase_counts, fil.timing().endurance, spare),
+            smart: self.front.smart().log(&erase_counts, fil.timing().endurance, spare, false),
             erase_counts,
             cache: self.ftl.hits(),
             cmt: None,

@@ -353,7 +353,8 @@ impl RawArray {
         }
         let status = match results.iter().find_map(|r| match &r.status {
             FlashStatus::StoreError(e) => Some(e.clone()),
-            FlashStatus::Ok => None,
+            // Only the FTL sets these (its wear-out draws); the raw array never fails an operation.
+            FlashStatus::Ok | FlashStatus::ProgramFailed | FlashStatus::EraseFailed => None,
         }) {
             Some(e) => RawStatus::Store(e),
             None => RawStatus::Ok,

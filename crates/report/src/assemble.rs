@@ -135,6 +135,7 @@ pub fn assemble(dev: &dyn System, host: &HostResults, info: &RunInfo) -> Report 
         },
         dram: dram(dev.config(), st),
         ecc: st.ecc.clone(),
+        media: st.media.clone(),
         utilisation: Utilisation {
             channels: fil.channel_utilisation(elapsed),
             dies: fil.die_utilisation(elapsed),

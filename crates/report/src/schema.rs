@@ -59,6 +59,10 @@ pub struct Report {
     /// errors are configured; `docs/errors.md`).
     #[serde(default)]
     pub ecc: firmware::ecc::EccStats,
+    /// Bad-block management: failed programs and erases, grown bad blocks, spares, end of
+    /// life (all zero when no wear-out is modelled; `docs/errors.md`).
+    #[serde(default)]
+    pub media: firmware::ftl::MediaStats,
     /// Busy fractions.
     pub utilisation: Utilisation,
     /// Flash transactions.

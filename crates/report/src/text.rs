@@ -179,6 +179,23 @@ pub fn summary(r: &Report) -> String {
             e.decode_cycles
         );
     }
+    let m = &r.media;
+    if m.program_failures + m.erase_failures > 0 {
+        let _ = writeln!(
+            s,
+            "bad blocks: {} grown ({} failed programs, {} failed erases), {} units moved out of them, spares {}% (fewest in a plane: {}){}",
+            m.grown_bad_blocks,
+            m.program_failures,
+            m.erase_failures,
+            m.units_relocated,
+            r.smart.available_spare,
+            m.min_spare_blocks.map_or("-".to_string(), |b| b.to_string()),
+            m.read_only_at.map_or(String::new(), |t| format!(
+                " | READ-ONLY since {:.3} s: the spares ran out",
+                t.as_secs_f64()
+            ))
+        );
+    }
     let cmt = r.cache.mapping.as_ref().map_or("full map".to_string(), |m| pct(m.ratio));
     let cores: Vec<String> =
         r.utilisation.cores.iter().map(|c| format!("{} {}", c.name, pct(c.busy))).collect();

@@ -164,6 +164,11 @@ pub enum FlashStatus {
     Ok,
     /// The page store failed (a host I/O error under a NAND image).
     StoreError(String),
+    /// The NAND reported a failed program (the error model's wear-out; set by the FTL when the
+    /// program completes): the page holds nothing usable and its block must be retired.
+    ProgramFailed,
+    /// The NAND reported a failed erase (likewise): the block is a grown bad block.
+    EraseFailed,
 }
 
 /// When each phase of a transaction happened.
@@ -238,6 +243,12 @@ impl std::ops::Deref for TxnResult {
 }
 
 impl TxnResult {
+    /// Sets the status the NAND reported for the operation (the FTL's wear-out draws: see
+    /// [`FlashStatus::ProgramFailed`]).
+    pub fn set_status(&mut self, status: FlashStatus) {
+        self.0.out.status = status;
+    }
+
     /// The request this answers.
     pub fn request(&self) -> &FlashRequest {
         &self.0.req

@@ -115,6 +115,18 @@ impl Allocator {
         Some((page, n))
     }
 
+    /// Stops handing out pages of `block` (a program into it failed): if it is a stream's
+    /// frontier, it is closed where it stands and the stream opens another block next time.
+    pub fn abandon(&mut self, block: nand::BlockIdx, blocks: &mut BlockManager) {
+        let plane = blocks.plane_of(block) as usize;
+        for open in &mut self.open {
+            if open[plane].block == Some(block) {
+                open[plane].block = None;
+                blocks.close(block);
+            }
+        }
+    }
+
     /// The plane for the next user page, or `None` if no plane has room (foreground GC must run
     /// first). `die_load` gives each die's FIL load for the least-busy policy.
     pub fn user_plane(

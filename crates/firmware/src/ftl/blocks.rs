@@ -42,7 +42,7 @@ pub enum BlockUse {
     Closed,
     /// Chosen by GC or wear levelling; its valid data is being moved.
     Victim,
-    /// Never used.
+    /// Never used: bad from the factory, or retired after a failed program or erase.
     Bad,
 }
 
@@ -59,6 +59,9 @@ pub struct BlockInfo {
     pub pending: u32,
     /// Reads in flight (the block must not be erased under them).
     pub pins: u32,
+    /// A program into it failed: no more pages go to it, its valid data is moved out, and it
+    /// is retired instead of erased.
+    pub retiring: bool,
 }
 
 /// Free pools and block states.
@@ -88,8 +91,14 @@ impl BlockManager {
     pub fn new(geo: &Geometry, dynamic_wl: bool, bad: &[BlockIdx]) -> Self {
         let n = geo.total_blocks() as usize;
         let planes = (geo.total_dies() * geo.planes) as usize;
-        let blank =
-            BlockInfo { usage: BlockUse::Free, stream: Stream::User, closed_seq: 0, pending: 0, pins: 0 };
+        let blank = BlockInfo {
+            usage: BlockUse::Free,
+            stream: Stream::User,
+            closed_seq: 0,
+            pending: 0,
+            pins: 0,
+            retiring: false,
+        };
         let mut m = BlockManager {
             blocks_per_plane: geo.blocks,
             info: vec![blank; n],
@@ -217,7 +226,8 @@ impl BlockManager {
         self.info[block.idx()].pins -= 1;
     }
 
-    /// Whether GC or wear levelling may take `block` as a victim.
+    /// Whether GC or wear levelling may take `block` as a victim (retiring blocks are
+    /// collected first, by their plane's GC, and are candidates too).
     pub fn is_candidate(&self, block: BlockIdx) -> bool {
         let i = &self.info[block.idx()];
         i.usage == BlockUse::Closed && i.pending == 0
@@ -227,6 +237,25 @@ impl BlockManager {
     pub fn set_victim(&mut self, block: BlockIdx) {
         debug_assert!(self.is_candidate(block));
         self.info[block.idx()].usage = BlockUse::Victim;
+    }
+
+    /// A program into `block` failed: it takes no more pages and is retired once its data has
+    /// moved (see [`BlockInfo::retiring`]). Returns whether it was not retiring already.
+    pub fn mark_retiring(&mut self, block: BlockIdx) -> bool {
+        !std::mem::replace(&mut self.info[block.idx()].retiring, true)
+    }
+
+    /// Takes `block` out of use for good (a grown bad block): it was being collected, or it
+    /// is a free block whose erase failed.
+    pub fn retire(&mut self, block: BlockIdx) {
+        let i = &mut self.info[block.idx()];
+        debug_assert!(matches!(i.usage, BlockUse::Victim | BlockUse::Closed));
+        (i.usage, i.retiring) = (BlockUse::Bad, false);
+    }
+
+    /// Good blocks (not bad) in `plane`.
+    pub fn good_in(&self, plane: u32) -> u32 {
+        self.plane_blocks(plane).filter(|b| self.info[b.idx()].usage != BlockUse::Bad).count() as u32
     }
 
     /// Returns an erased block to its plane's pool.

@@ -134,15 +134,47 @@ impl FtlInner {
         Err(MediaError::Uncorrectable)
     }
 
-    /// Programs `page` for `stream` (holding `units` valid units) and settles its block.
-    pub async fn program(&self, stream: Stream, page: PageIdx, write: PageWrite, units: u32) -> TxnResult {
-        let r = self.fil.submit(FlashRequest::program(source(stream), page, write)).await;
-        self.programmed(stream, page, units);
+    /// Programs `page` in `stream`'s queue and settles it as a page of `counted` (holding
+    /// `units` valid units). The status is [`FlashStatus::ProgramFailed`] if the NAND failed
+    /// the program (see [`settle_program`](Self::settle_program)).
+    async fn program_counted(
+        &self,
+        stream: Stream,
+        counted: Stream,
+        page: PageIdx,
+        write: PageWrite,
+        units: u32,
+    ) -> TxnResult {
+        let mut r = self.fil.submit(FlashRequest::program(source(stream), page, write)).await;
+        self.settle_program(counted, page, units, &mut r);
         r
     }
 
+    /// Programs `write` into `page` (allocated for `stream`, in `plane` if given) in that
+    /// stream's queue, counted as a page of `counted`; while the NAND fails the program, again
+    /// into another page of the stream. Returns the page that holds it and the result.
+    pub async fn program_retrying(
+        &self,
+        (stream, counted): (Stream, Stream),
+        plane: Option<u32>,
+        mut page: PageIdx,
+        mut write: PageWrite,
+        units: u32,
+    ) -> (PageIdx, TxnResult) {
+        loop {
+            // A copy to program again (only where programs can fail: it costs a page of bytes).
+            let again = self.ecc.as_ref().is_some_and(|e| e.rated_pe().is_some()).then(|| write.clone());
+            let r = self.program_counted(stream, counted, page, write, units).await;
+            match again {
+                Some(w) if r.status == FlashStatus::ProgramFailed => write = w,
+                _ => return (page, r),
+            }
+            page = self.alloc_page(stream, plane).await;
+        }
+    }
+
     /// Queues a program of `page` for `stream` and returns where its result arrives; the
-    /// caller passes the result to [`programmed`](Self::programmed). Queue pages of a block in
+    /// caller passes the result to [`settle_program`](Self::settle_program). Queue pages of a block in
     /// the order they were allocated.
     pub async fn start_program(
         &self,
@@ -155,7 +187,16 @@ impl FtlInner {
 
     /// A program of `page` (holding `units` valid units) finished: settles its block and counts it.
     pub fn programmed(&self, stream: Stream, page: PageIdx, units: u32) {
-        self.blocks.borrow_mut().done_pending(self.geo.block_of(page), 1);
+        let block = self.geo.block_of(page);
+        let retiring_and_done = {
+            let mut blocks = self.blocks.borrow_mut();
+            blocks.done_pending(block, 1);
+            let i = blocks.info(block);
+            i.retiring && i.pending == 0
+        };
+        if retiring_and_done {
+            self.kick_relocation(self.blocks.borrow().plane_of(block));
+        }
         if let Some(ecc) = &self.ecc {
             ecc.programmed(self.geo.block_of(page), self.geo.page_in_block(page));
         }

@@ -253,10 +253,11 @@ impl FtlInner {
         if partial {
             self.tpage_read(t).await; // read-modify-write of the entries not in DRAM
         }
-        let page = match gc_plane {
-            Some(p) => self.alloc_page(Stream::Gc, Some(p)).await,
-            None => self.alloc_page(Stream::Mapping, None).await,
+        let (stream, plane) = match gc_plane {
+            Some(p) => (Stream::Gc, Some(p)),
+            None => (Stream::Mapping, None),
         };
+        let page = self.alloc_page(stream, plane).await;
         let per = dftl.borrow().entries_per_tpage as usize;
         let data = {
             let l2p = self.map.l2p.borrow();
@@ -271,9 +272,10 @@ impl FtlInner {
         };
         let mut oob = Oob::empty(self.geo.units_per_page());
         oob.set(0, OobSlot { lpn: Some(Lpn(TRANSLATION_LPN_BASE + t)), tag: DataTag(t as u16) });
-        let queue = if gc_plane.is_some() { TxnSource::Gc } else { TxnSource::Mapping };
-        self.fil.submit(FlashRequest::program(queue, page, PageWrite { oob, data })).await;
-        self.programmed(Stream::Mapping, page, 1);
+        let write = PageWrite { oob, data };
+        // Into the GC queue (and the GC stream's frontier) with GC's pages, else the mapping
+        // stream's; counted as a translation page either way.
+        let (page, _) = self.program_retrying((stream, Stream::Mapping), plane, page, write, 1).await;
         let new = self.geo.unit_addr(page, 0);
         let old = dftl.borrow_mut().relocate(t, new);
         if let Some(old) = old {

@@ -18,6 +18,7 @@ use crate::ftl::config::FtlConfig;
 use crate::ftl::gc::Gc;
 use crate::ftl::map::Mapping;
 use crate::ftl::policies::Policies;
+use crate::ftl::retire::BadBlocks;
 use crate::ftl::stats::FtlStats;
 use crate::ftl::waits::Waits;
 use crate::ftl::writeback_policy::WriteBack;
@@ -70,6 +71,8 @@ pub(crate) struct FtlInner {
     pub stats: RefCell<FtlStats>,
     /// The GC part: planes being collected, victim and wear-levelling policies.
     pub gc: Gc,
+    /// Bad-block management: blocks retiring, the spares, end of life.
+    pub bad: BadBlocks,
     /// The architecture's placement of the work and its locks (see `flow`).
     pub flow: Rc<Flow>,
     pub rng: RefCell<SimRng>,
@@ -102,13 +105,18 @@ impl Ftl {
         let logical = cfg.logical_units(&geo);
         let lines = (cfg.cache.capacity.bytes() / geo.mapping_unit.bytes()) as u32;
         let planes = (geo.total_dies() * geo.planes) as usize;
+        let map = Mapping::new(&cfg.mapping, logical, &geo, payload);
+        let tpages = map.dftl.as_ref().map_or(0, |d| d.borrow().tpages());
+        // GC cannot work with fewer spare blocks than a configuration may start with.
+        let end_of_life = cfg.gc.soft(geo.blocks) + 2;
         Ftl {
             inner: Rc::new_cyclic(|me| FtlInner {
                 cx: cx.clone(),
                 core,
                 me: me.clone(),
                 ecc,
-                map: Mapping::new(&cfg.mapping, logical, &geo, payload),
+                bad: BadBlocks::new(&geo, logical, tpages, end_of_life),
+                map,
                 cache: RefCell::new(DataCache::new(lines)),
                 blocks: RefCell::new(blocks),
                 alloc: RefCell::new(Allocator::with(&geo, policies.placement)),
@@ -177,11 +185,23 @@ impl Ftl {
         self.inner.blocks.borrow().total_free()
     }
 
-    /// Free blocks as a percentage of the blocks background GC aims to keep free.
+    /// Available spare as SMART reports it: the worst plane's spare blocks (good blocks beyond
+    /// what its data needs) above the end-of-life level, as a percentage of a plane without
+    /// bad blocks (see `ftl::retire`).
     pub fn spare_percent(&self) -> f64 {
-        let blocks = self.inner.blocks.borrow();
-        let target = self.inner.cfg.gc.soft(self.inner.geo.blocks) as f64 * blocks.planes() as f64;
-        blocks.total_free() as f64 / target.max(1.0) * 100.0
+        self.inner.bad.available_percent(&self.inner.blocks.borrow(), self.inner.geo.blocks)
+    }
+
+    /// The rated P/E cycles of the error model's wear-out curve, when one is configured
+    /// (SMART's percentage used counts against it rather than the timing's endurance).
+    pub fn rated_pe(&self) -> Option<u32> {
+        self.inner.ecc.as_ref().and_then(|e| e.rated_pe())
+    }
+
+    /// Whether the device is read-only (its spare blocks ran out): host writes, trims and
+    /// write-zeroes fail; reads go on.
+    pub fn read_only(&self) -> bool {
+        self.inner.bad.read_only.get()
     }
 
     /// Cache lines holding data newer than flash (dirty, or on their way: a run ends with the

@@ -40,6 +40,9 @@ pub struct FtlStats {
     /// What the ECC did on host reads: outcomes, retries, bits corrected, decoder cycles
     /// (all zero when no bit errors are configured).
     pub ecc: crate::ecc::EccStats,
+    /// Bad-block management: failed programs and erases, grown bad blocks, spares, end of
+    /// life (all zero when no wear-out is modelled).
+    pub media: crate::ftl::MediaStats,
     /// Translation pages GC rewrote itself because the pending mapping updates filled their
     /// DRAM budget (DFTL).
     pub gc_tpage_writes: u64,

@@ -108,8 +108,9 @@ impl FtlInner {
         }
         let mut done = Vec::with_capacity(pages);
         for ((page, rx), chunk) in programs.into_iter().zip(units.chunks(upp)) {
-            let r = rx.await;
-            self.programmed(Stream::User, page, chunk.len() as u32);
+            let mut r = rx.await;
+            // A failed program leaves its lines dirty below: they are written again later.
+            self.settle_program(Stream::User, page, chunk.len() as u32, &mut r);
             done.push((page, r.status == FlashStatus::Ok));
         }
         for (&(page, ok), chunk) in done.iter().zip(units.chunks(upp)) {

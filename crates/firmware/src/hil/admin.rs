@@ -119,6 +119,12 @@ impl Controller {
     /// The SMART / health log as of now.
     pub fn smart_log(&self) -> SmartLog {
         let fil = self.ftl.fil();
-        self.smart.borrow().log(&fil.erase_counts(), fil.timing().endurance, self.ftl.spare_percent())
+        let endurance = self.ftl.rated_pe().unwrap_or(fil.timing().endurance);
+        self.smart.borrow().log(
+            &fil.erase_counts(),
+            endurance,
+            self.ftl.spare_percent(),
+            self.ftl.read_only(),
+        )
     }
 }

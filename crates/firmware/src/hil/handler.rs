@@ -58,6 +58,10 @@ impl Controller {
     }
 
     async fn execute(&self, cmd: &NvmeCommand, ph: &mut Phases) -> (Status, HostData) {
+        let writes = matches!(cmd.opcode, Opcode::Write | Opcode::WriteZeroes | Opcode::DatasetManagement);
+        if writes && !self.bypass && self.ftl.read_only() {
+            return (Status::WriteProtected, HostData::None);
+        }
         match cmd.opcode {
             Opcode::Read => self.read(cmd, ph).await,
             Opcode::Write => (self.write(cmd, ph).await, HostData::None),

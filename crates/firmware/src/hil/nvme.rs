@@ -152,6 +152,9 @@ pub enum Status {
     UnrecoveredRead,
     /// The device failed internally (its NAND image could not be written).
     InternalError(String),
+    /// The media is read-only (its spare blocks ran out): a write, trim or write-zeroes was
+    /// refused (NVMe generic status 20h, Namespace Is Write Protected).
+    WriteProtected,
     /// The queue does not exist.
     InvalidQueue,
 }

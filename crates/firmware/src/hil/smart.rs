@@ -34,9 +34,23 @@ pub struct SmartLog {
     pub media_errors: u64,
     /// Estimated life used: mean erase count over rated endurance, in percent (capped at 255).
     pub percentage_used: u8,
-    /// Free blocks as a percentage of the blocks GC keeps in reserve at the soft threshold
-    /// (capped at 100).
+    /// Spare capacity left, in percent: the worst plane's spare blocks above the level at
+    /// which the device goes read-only, over a plane's with no bad blocks (see `ftl::retire`).
     pub available_spare: u8,
+    /// The available spare below which the critical warning's spare bit is set: 10 (%).
+    #[serde(default = "spare_threshold")]
+    pub available_spare_threshold: u8,
+    /// NVMe's critical warning bits: 0x01 available spare below its threshold, 0x04
+    /// reliability degraded and 0x08 media read-only (both set when the spares ran out).
+    #[serde(default)]
+    pub critical_warning: u8,
+}
+
+/// The available spare threshold ssdlab reports, percent.
+pub const SPARE_THRESHOLD: u8 = 10;
+
+fn spare_threshold() -> u8 {
+    SPARE_THRESHOLD
 }
 
 impl SmartCounters {
@@ -60,8 +74,11 @@ impl SmartCounters {
     }
 
     /// The log page, given the wear (the erase count of every good block, and the rated
-    /// endurance) and the spare blocks as a percentage of those GC keeps in reserve.
-    pub fn log(&self, erase_counts: &[u32], endurance: u32, spare_pct: f64) -> SmartLog {
+    /// endurance), the available spare in percent, and whether the media is read-only.
+    pub fn log(&self, erase_counts: &[u32], endurance: u32, spare_pct: f64, read_only: bool) -> SmartLog {
+        let available_spare = spare_pct.round().clamp(0.0, 100.0) as u8;
+        let critical_warning = if available_spare < SPARE_THRESHOLD { 0x01 } else { 0 }
+            | if read_only { 0x04 | 0x08 } else { 0 };
         let mean_erases =
             erase_counts.iter().map(|&e| e as f64).sum::<f64>() / erase_counts.len().max(1) as f64;
         let units = |bytes: u64| (bytes / 512).div_ceil(1000);
@@ -72,7 +89,9 @@ impl SmartCounters {
             host_write_commands: self.host_write_commands,
             media_errors: self.media_errors,
             percentage_used: (mean_erases / endurance.max(1) as f64 * 100.0).round().min(255.0) as u8,
-            available_spare: spare_pct.round().clamp(0.0, 100.0) as u8,
+            available_spare,
+            available_spare_threshold: SPARE_THRESHOLD,
+            critical_warning,
         }
     }
 }

@@ -125,6 +125,7 @@ pub fn merge_ftl(a: &mut FtlStats, b: &FtlStats) {
     a.room_wakeups += b.room_wakeups;
     a.cache_full_waits += b.cache_full_waits;
     a.ecc.merge(&b.ecc);
+    a.media.merge(&b.media);
     a.gc_tpage_writes += b.gc_tpage_writes;
     a.pending_budget += b.pending_budget;
     a.pending_high += b.pending_high;

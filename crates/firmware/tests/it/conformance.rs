@@ -141,3 +141,33 @@ fn a_write_waiting_for_room_wakes_when_a_plane_gains_room_for_it() {
     assert!(o.foreground_waits > 100, "few writes waited for GC, so this tests nothing: {o:?}");
     assert!(o.room_wakeups <= 3 * o.foreground_waits, "woken more than a few times per wait: {o:?}");
 }
+
+/// Blocks whose programs and erases fail (a wear-out far steeper than any real one, so that
+/// dozens fail in a short run) are retired: a failed program's data is written again, the
+/// block's other data moves out, and every read still returns the last write.
+#[test]
+fn grown_bad_blocks_are_retired_without_losing_data() {
+    let no_bit_errors = "e = 0.0, a = 0.0, k = 1.0, b = 0.0, m = 1.0, n = 1.0, c = 0.0, p = 1.0, q = 1.0";
+    let wear = "rated_pe = 1, program_fail_at_rated = 1e-3, erase_fail_at_rated = 1e-2, exponent = 0.0";
+    for (seed, ftl) in [
+        (50, "mapping = { kind = 'dftl', cmt = '16KiB', segment_entries = 16 }"),
+        (51, "mapping = { kind = 'full' }\ngc = { victim = 'cost-benefit' }"),
+    ] {
+        let errors = format!("\n[ecc.errors]\nrber = {{ {no_bit_errors} }}\nwear_out = {{ {wear} }}");
+        // 35% over-provisioning: 11 spare blocks a plane, 5 above the end-of-life level.
+        let config =
+            device(&format!("{ftl}{errors}")).set("ftl.op", "0.35").unwrap_or_else(|e| panic!("{e}"));
+        let dev = firmware::device::Device::build(&config, &firmware::platform::StoreChoice::Memory, seed)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let o = Conformance { config, seed, plan: gc_plan() }
+            .run_on(&dev)
+            .unwrap_or_else(|e| panic!("grown bad blocks [{ftl}]: {e}"));
+        let m = dev.ftl.stats().media;
+        assert!(m.program_failures > 0 && m.erase_failures > 0, "seed {seed}: {m:?} {o:?}");
+        assert!(m.grown_bad_blocks >= m.erase_failures, "seed {seed}: {m:?}");
+        assert!(m.units_relocated > 0, "a retiring block's data moved: {m:?}");
+        assert!(m.read_only_at.is_none(), "seed {seed}: spares left: {m:?}");
+        let bad = dev.ftl.fil().array().borrow().blocks().iter().filter(|b| b.bad).count() as u64;
+        assert_eq!(bad, m.grown_bad_blocks, "retired blocks are marked bad in the array");
+    }
+}

@@ -411,6 +411,7 @@ fn answer(reply: Replier, result: Result<Option<Vec<u8>>, LiveError>) {
 fn errno_of(e: &LiveError) -> Errno {
     match e {
         LiveError::Invalid(_) => Errno::Inval,
+        LiveError::Device(firmware::hil::Status::WriteProtected) => Errno::Perm,
         LiveError::Device(_) => Errno::Io,
     }
 }

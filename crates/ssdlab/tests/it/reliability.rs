@@ -101,3 +101,35 @@ fn bad_error_models_are_refused_in_one_line() {
     let e = firmware::config::DeviceConfig::from_toml(&both, "test").expect_err("both").to_string();
     assert!(e.contains("ecc.errors"), "{e}");
 }
+
+/// No bit errors at all: the floor, wear, retention and disturb terms are 0.
+const NO_BIT_ERRORS: &str =
+    "rber = { e = 0.0, a = 0.0, k = 1.0, b = 0.0, m = 1.0, n = 1.0, c = 0.0, p = 1.0, q = 1.0 }";
+
+#[test]
+fn when_the_spares_run_out_the_device_goes_read_only_and_says_so() {
+    // One erase in 20 fails: blocks retire fast, and a plane's spares run out within a few
+    // passes over the device.
+    let wear = "wear_out = { rated_pe = 1, program_fail_at_rated = 0.0, erase_fail_at_rated = 0.05, exponent = 0.0 }";
+    let dev = build(&with_errors(&format!("{NO_BIT_ERRORS}\n{wear}")), 9);
+    run(&dev, "rw=write bs=128k iodepth=8 size=100%", 9);
+    let fresh = dev.controller.smart_log();
+    assert_eq!((fresh.available_spare, fresh.critical_warning), (100, 0), "{fresh:?}");
+    let mut passes = 0;
+    while !dev.ftl.read_only() {
+        passes += 1;
+        assert!(passes <= 40, "still writable after 40 passes: {:?}", dev.ftl.stats().media);
+        run(&dev, "rw=randwrite bs=4k iodepth=16 number_ios=20000", 100 + passes);
+    }
+    let media = dev.ftl.stats().media;
+    assert!(media.read_only_at.is_some() && media.erase_failures == media.grown_bad_blocks, "{media:?}");
+    let smart = dev.controller.smart_log();
+    assert_eq!(smart.available_spare, 0, "{smart:?}");
+    assert_eq!(smart.critical_warning, 0x01 | 0x04 | 0x08, "spare low, degraded, read-only: {smart:?}");
+    // Writes fail; reads go on.
+    let w = run(&dev, "rw=randwrite bs=4k iodepth=4 number_ios=200", 1);
+    assert_eq!(w.ops[1].errors, 200, "every write refused");
+    let r = run(&dev, "rw=randread bs=4k iodepth=4 number_ios=2000", 2);
+    assert_eq!(r.ops[0].errors, 0, "reads go on");
+    assert_eq!(dev.controller.smart_log().media_errors, 0, "a refused write is not a media error");
+}

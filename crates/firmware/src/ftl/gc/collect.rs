@@ -37,7 +37,7 @@ impl FtlInner {
 
     /// Spawns `plane`'s GC task (the caller checked that it should run).
     #[inline(never)]
-    fn start_gc(&self, plane: u32) {
+    pub(crate) fn start_gc(&self, plane: u32) {
         self.gc.active.borrow_mut()[plane as usize] = true;
         self.gc.stalled.borrow_mut()[plane as usize] = None;
         let me = self.self_rc();
@@ -80,6 +80,10 @@ impl FtlInner {
     async fn gc_plane(self: Rc<Self>, plane: u32) {
         let soft = self.cfg.gc.soft(self.geo.blocks);
         loop {
+            if let Some(b) = self.next_retiring(plane) {
+                self.collect(b, Stream::Gc).await;
+                continue;
+            }
             let free = self.blocks.borrow().free_count(plane);
             if free >= soft || !self.could_free_a_block(plane) {
                 break;
@@ -227,6 +231,7 @@ impl FtlInner {
     /// Moves every valid unit out of `victim` and erases it. Returns the pages programmed.
     /// Until then the victim and the units moved so far count as in progress.
     pub(crate) async fn collect(&self, victim: BlockIdx, stream: Stream) -> u32 {
+        let retiring = self.blocks.borrow().info(victim).retiring;
         self.blocks.borrow_mut().set_victim(victim);
         self.stats.borrow_mut().gc_victims_in_progress += 1;
         let mut moved = 0;
@@ -281,6 +286,9 @@ impl FtlInner {
             self.add_allowance(plane, rest);
         }
         let mut st = self.stats.borrow_mut();
+        if retiring {
+            st.media.units_relocated += moved;
+        }
         st.gc_victims_in_progress = st.gc_victims_in_progress.saturating_sub(1);
         st.gc_units_moved_in_progress = st.gc_units_moved_in_progress.saturating_sub(moved);
         written
@@ -296,7 +304,8 @@ impl FtlInner {
         for (slot, u) in units.iter().enumerate() {
             write.oob.set_born(slot, u.born);
         }
-        let r = self.program(stream, page, write, units.len() as u32).await;
+        let n = units.len() as u32;
+        let (page, r) = self.program_retrying((stream, stream), Some(plane), page, write, n).await;
         self.make_pending_room(plane, units.len() as u64).await;
         let mut st = self.stats.borrow_mut();
         st.gc_units_moved += units.len() as u64;
@@ -325,7 +334,7 @@ impl FtlInner {
         let write = PageWrite { oob, data: r.data.clone() };
         // Programmed as GC traffic, in the GC queue with the data pages of this block: a page
         // of a block in another queue could overtake the pages before it.
-        let done = self.program(Stream::Gc, page, write, 1).await;
+        let (page, done) = self.program_retrying((Stream::Gc, Stream::Gc), Some(plane), page, write, 1).await;
         let new = self.geo.unit_addr(page, 0);
         let dftl = self.map.dftl.as_ref().expect("translation pages exist under DFTL");
         let current = dftl.borrow().location(t) == Some(old);
@@ -347,15 +356,24 @@ impl FtlInner {
             self.waits.wait(WaitKey::Unpinned(victim)).await;
         }
         if self.fil.array().borrow().block(victim).valid_units > 0 {
-            // A store error left data behind: keep the block out of circulation rather than
-            // erase live data.
+            // A store error or an uncorrectable read left data behind: keep the block out of
+            // circulation rather than erase live data.
             return false;
         }
-        let r = self.fil.erase(TxnSource::Gc, self.geo.page_of(victim, 0)).await;
+        if self.blocks.borrow().info(victim).retiring {
+            self.retire(victim, false); // a program into it failed: it is not erased again
+            return false;
+        }
+        let mut r = self.fil.erase(TxnSource::Gc, self.geo.page_of(victim, 0)).await;
+        let erase_count = self.fil.array().borrow().block(victim).erase_count;
+        if r.status == FlashStatus::Ok && self.ecc.as_ref().is_some_and(|e| e.erase_fails(erase_count)) {
+            r.set_status(FlashStatus::EraseFailed);
+            self.stats.borrow_mut().blocks_erased += 1;
+            self.retire(victim, true);
+        }
         if r.status != FlashStatus::Ok {
             return false;
         }
-        let erase_count = self.fil.array().borrow().block(victim).erase_count;
         let plane = {
             let mut blocks = self.blocks.borrow_mut();
             blocks.release(victim, erase_count);
