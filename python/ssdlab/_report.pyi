@@ -102,6 +102,9 @@ class Media(Section):
     units_relocated: int
     min_spare_blocks: int | None
     read_only_at: int | None
+    refresh_scans: int
+    blocks_refreshed: int
+    units_refreshed: int
 
 class Utilisation(Section):
     channels: list[float]

@@ -158,6 +158,15 @@ impl Device {
         }
     }
 
+    /// Leaves the device powered on with no host I/O for `d` of simulated time: background
+    /// work runs (write-backs, GC, data refresh) and the data ages (retention, under the ECC's
+    /// error model). Time with nothing to do costs nothing; the refresh scan wakes once per
+    /// `ftl.refresh.interval`.
+    pub fn idle(&self, d: sim::SimDuration) -> Result<(), DeviceError> {
+        let sim = &self.platform.sim;
+        sim.run_through(sim.now() + d).map(drop).map_err(DeviceError::NotAtRest)
+    }
+
     /// Brings the device to rest so that its state can be saved: writes every dirty cached
     /// unit to flash (simulated, as a Flush would), lets background work finish (GC to its
     /// threshold; translation pages GC left behind are not rewritten in simulated time), then

@@ -356,6 +356,30 @@ impl Ecc {
         p > 0.0 && self.wear_rng.borrow_mut().random::<f64>() < p
     }
 
+    /// Bit errors expected per codeword, at the first read attempt, on the worst page type of
+    /// `block` (`erase_count` P/E cycles, `reads_since_erase` reads) were it read now; `None`
+    /// without the error model. What data refresh compares with the code's strength.
+    pub fn expected_worst(&self, block: BlockIdx, erase_count: u32, reads_since_erase: u32) -> Option<f64> {
+        let m = self.model.as_ref()?;
+        let age = PageAge {
+            pe_cycles: erase_count,
+            retention: self.cx.now().since(m.programmed_at.borrow()[block.idx()]),
+            reads_since_erase: reads_since_erase as u64,
+        };
+        let worst = m
+            .cell
+            .page_types()
+            .iter()
+            .map(|&p| m.errors.rber(p, &age, ReadAttempt::First))
+            .fold(0.0, f64::max);
+        Some(nand::errors::expected_errors(worst, m.codeword_bits))
+    }
+
+    /// Bits the code corrects per codeword (t).
+    pub fn correctable(&self) -> u32 {
+        self.cfg.correctable
+    }
+
     /// The rated P/E cycles of the error model's wear-out curve (`None` under the flat rate).
     pub fn rated_pe(&self) -> Option<u32> {
         self.model.as_ref().map(|m| m.errors.wear_out().rated_pe)

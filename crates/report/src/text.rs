@@ -180,14 +180,17 @@ pub fn summary(r: &Report) -> String {
         );
     }
     let m = &r.media;
-    if m.program_failures + m.erase_failures > 0 {
+    if m.program_failures + m.erase_failures + m.refresh_scans > 0 {
         let _ = writeln!(
             s,
-            "bad blocks: {} grown ({} failed programs, {} failed erases), {} units moved out of them, spares {}% (fewest in a plane: {}){}",
+            "media: {} grown bad blocks ({} failed programs, {} failed erases), {} units moved out of them | refresh: {} scans, {} blocks rewritten ({} units) | spares {}% (fewest in a plane: {}){}",
             m.grown_bad_blocks,
             m.program_failures,
             m.erase_failures,
             m.units_relocated,
+            m.refresh_scans,
+            m.blocks_refreshed,
+            m.units_refreshed,
             r.smart.available_spare,
             m.min_spare_blocks.map_or("-".to_string(), |b| b.to_string()),
             m.read_only_at.map_or(String::new(), |t| format!(

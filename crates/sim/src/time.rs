@@ -159,14 +159,22 @@ impl std::iter::Sum for SimDuration {
     }
 }
 
-const UNITS: &[(&str, u64)] =
-    &[("ns", 1), ("us", 1_000), ("µs", 1_000), ("ms", 1_000_000), ("s", 1_000_000_000)];
+const UNITS: &[(&str, u64)] = &[
+    ("ns", 1),
+    ("us", 1_000),
+    ("µs", 1_000),
+    ("ms", 1_000_000),
+    ("s", 1_000_000_000),
+    ("min", 60_000_000_000),
+    ("h", 3_600_000_000_000),
+    ("d", 86_400_000_000_000),
+];
 
 impl FromStr for SimDuration {
     type Err = ParseQuantityError;
 
-    /// Parses `"<number><unit>"` with unit `ns`, `us` (or `µs`), `ms` or `s`; a bare `0` is
-    /// accepted. Fractions round to the nearest nanosecond.
+    /// Parses `"<number><unit>"` with unit `ns`, `us` (or `µs`), `ms`, `s`, `min`, `h` or `d`
+    /// (days); a bare `0` is accepted. Fractions round to the nearest nanosecond.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         if s.trim() == "0" {
             return Ok(SimDuration::ZERO);
@@ -260,6 +268,10 @@ mod tests {
         assert_eq!("600 ns".parse::<SimDuration>().unwrap(), SimDuration::from_nanos(600));
         assert_eq!("2s".parse::<SimDuration>().unwrap(), SimDuration::from_secs(2));
         assert_eq!("0".parse::<SimDuration>().unwrap(), SimDuration::ZERO);
+        // Retention and refresh periods: minutes, hours, days.
+        assert_eq!("90min".parse::<SimDuration>().unwrap(), SimDuration::from_secs(5400));
+        assert_eq!("1.5h".parse::<SimDuration>().unwrap(), SimDuration::from_secs(5400));
+        assert_eq!("30d".parse::<SimDuration>().unwrap(), SimDuration::from_secs(30 * 86_400));
         assert!("50".parse::<SimDuration>().is_err());
         assert!("-3us".parse::<SimDuration>().is_err());
         assert!("3 parsecs".parse::<SimDuration>().is_err());

@@ -62,6 +62,8 @@ pub struct BlockInfo {
     /// A program into it failed: no more pages go to it, its valid data is moved out, and it
     /// is retired instead of erased.
     pub retiring: bool,
+    /// Data refresh queued it: its data is moved out and it is erased.
+    pub refreshing: bool,
 }
 
 /// Free pools and block states.
@@ -98,6 +100,7 @@ impl BlockManager {
             pending: 0,
             pins: 0,
             retiring: false,
+            refreshing: false,
         };
         let mut m = BlockManager {
             blocks_per_plane: geo.blocks,
@@ -173,7 +176,17 @@ impl BlockManager {
         self.release_seq += 1;
         let plane = self.plane_of(b) as usize;
         self.free[plane].push(Reverse((key, b.0)));
-        self.info[b.idx()].usage = BlockUse::Free;
+        let i = &mut self.info[b.idx()];
+        (i.usage, i.refreshing) = (BlockUse::Free, false);
+    }
+
+    /// Data refresh queued `block` (closed) to be rewritten. Returns whether it was neither
+    /// queued already nor retiring.
+    pub fn mark_refreshing(&mut self, block: BlockIdx) -> bool {
+        let i = &mut self.info[block.idx()];
+        let fresh = !i.refreshing && !i.retiring;
+        i.refreshing = true;
+        fresh
     }
 
     /// Free blocks in `plane`.
@@ -250,7 +263,7 @@ impl BlockManager {
     pub fn retire(&mut self, block: BlockIdx) {
         let i = &mut self.info[block.idx()];
         debug_assert!(matches!(i.usage, BlockUse::Victim | BlockUse::Closed));
-        (i.usage, i.retiring) = (BlockUse::Bad, false);
+        (i.usage, i.retiring, i.refreshing) = (BlockUse::Bad, false, false);
     }
 
     /// Good blocks (not bad) in `plane`.

@@ -3,8 +3,8 @@
 
 use nand::Geometry;
 use serde::{Deserialize, Serialize};
-use sim::ByteSize;
 use sim::config::{ConfigError, ensure};
+use sim::{ByteSize, SimDuration};
 
 /// How logical pages map to physical units.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -376,6 +376,40 @@ pub struct FtlConfig {
     /// Default: false.
     #[serde(default)]
     pub bypass: bool,
+    /// Background data refresh (scrubbing), under the ECC's error model. Default: every day.
+    #[serde(default)]
+    pub refresh: RefreshConfig,
+}
+
+/// Background data refresh: the FTL looks at every closed block at an interval of virtual
+/// time and rewrites (through its plane's GC) those whose worst page, read now, would have
+/// close to as many bit errors per codeword as the ECC corrects. Only under the ECC's error
+/// model (`[ecc.errors]`); without it nothing ages.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RefreshConfig {
+    /// How often every closed block is looked at (`"0"`: never, refresh off). Default: 1d.
+    #[serde(default = "default_refresh_interval")]
+    pub interval: SimDuration,
+    /// A block is rewritten once its worst page's expected bit errors per codeword reach this
+    /// fraction of `ecc.correctable`, in (0, 1]. Default: 0.5 (chosen: half the code's
+    /// strength leaves room for the spread of the count around its mean; see docs/errors.md).
+    #[serde(default = "default_refresh_threshold")]
+    pub threshold: f64,
+}
+
+fn default_refresh_interval() -> SimDuration {
+    SimDuration::from_secs(86_400)
+}
+
+fn default_refresh_threshold() -> f64 {
+    0.5
+}
+
+impl Default for RefreshConfig {
+    fn default() -> Self {
+        RefreshConfig { interval: default_refresh_interval(), threshold: default_refresh_threshold() }
+    }
 }
 
 fn default_op() -> f64 {
@@ -394,6 +428,7 @@ impl Default for FtlConfig {
             bad_block_rate: 0.0,
             costs: FtlCosts::default(),
             bypass: false,
+            refresh: RefreshConfig::default(),
         }
     }
 }
@@ -462,6 +497,10 @@ impl FtlConfig {
             )
         })?;
         ensure(self.gc.hard_free >= 1, "gc.hard_free", || "must be at least 1".into())?;
+        let t = self.refresh.threshold;
+        ensure(t.is_finite() && t > 0.0 && t <= 1.0, "refresh.threshold", || {
+            format!("must be a fraction of ecc.correctable in (0, 1] (got {t})")
+        })?;
         ensure(self.gc.soft(geo.blocks) > self.gc.hard_free, "gc.soft_free", || {
             format!("must be above gc.hard_free ({})", self.gc.hard_free)
         })?;

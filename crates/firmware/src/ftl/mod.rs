@@ -19,6 +19,7 @@ mod mount;
 pub mod place;
 mod policies;
 mod precondition;
+mod refresh;
 mod resume;
 mod retire;
 mod state;
@@ -31,7 +32,8 @@ pub use alloc::Allocator;
 pub use blocks::{BlockInfo, BlockManager, BlockUse, PoolState, Stream};
 pub use check::Violation;
 pub use config::{
-    AllocConfig, CacheConfig, FtlConfig, GcConfig, MappingConfig, VictimPolicy, WlConfig, WriteBackMode,
+    AllocConfig, CacheConfig, FtlConfig, GcConfig, MappingConfig, RefreshConfig, VictimPolicy, WlConfig,
+    WriteBackMode,
 };
 pub use data::{UnitData, fingerprint};
 pub use flash::MediaError;

@@ -47,6 +47,12 @@ pub struct MediaStats {
     pub min_spare_blocks: Option<u32>,
     /// When the device went read-only (its spares ran out), if it did.
     pub read_only_at: Option<SimTime>,
+    /// Data refresh: scans of every closed block (see `ftl.refresh`).
+    pub refresh_scans: u64,
+    /// Blocks data refresh rewrote (moved their data out and erased).
+    pub blocks_refreshed: u64,
+    /// Valid units those rewrites moved (part of GC's moved units).
+    pub units_refreshed: u64,
 }
 
 impl MediaStats {
@@ -56,6 +62,9 @@ impl MediaStats {
         self.erase_failures += b.erase_failures;
         self.grown_bad_blocks += b.grown_bad_blocks;
         self.units_relocated += b.units_relocated;
+        self.refresh_scans += b.refresh_scans;
+        self.blocks_refreshed += b.blocks_refreshed;
+        self.units_refreshed += b.units_refreshed;
         self.min_spare_blocks = match (self.min_spare_blocks, b.min_spare_blocks) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -69,7 +78,8 @@ impl MediaStats {
 
 /// The bad-block part of the FTL.
 pub(crate) struct BadBlocks {
-    /// Per plane: retiring blocks waiting for their plane's GC to move their data.
+    /// Per plane: blocks whose data must move (retiring ones, and those data refresh picked),
+    /// waiting for their plane's GC, which takes them before any other victim.
     pub queue: RefCell<Vec<Vec<BlockIdx>>>,
     /// Blocks a plane needs for its share of the data and translation pages.
     pub needed: u32,
@@ -149,7 +159,8 @@ impl FtlInner {
         self.kick_relocation(plane);
     }
 
-    /// Starts `plane`'s GC if a retiring block there is ready to be collected and GC is idle.
+    /// Starts `plane`'s GC if a queued block there (retiring or due for refresh) is ready to be
+    /// collected and GC is idle.
     pub(crate) fn kick_relocation(&self, plane: u32) {
         let ready = {
             let blocks = self.blocks.borrow();
@@ -160,14 +171,17 @@ impl FtlInner {
         }
     }
 
-    /// The next retiring block of `plane` ready to be collected (all its programs done),
-    /// dropping from the queue those that are no longer waiting (GC took one as an ordinary
-    /// victim: its erase retires it).
-    pub(crate) fn next_retiring(&self, plane: u32) -> Option<BlockIdx> {
+    /// The next queued block of `plane` (retiring or due for refresh) ready to be collected
+    /// (all its programs done), dropping from the queue those that are no longer waiting (GC
+    /// took one as an ordinary victim: its erase retires or frees it).
+    pub(crate) fn next_queued(&self, plane: u32) -> Option<BlockIdx> {
         let blocks = self.blocks.borrow();
         let mut queue = self.bad.queue.borrow_mut();
         let q = &mut queue[plane as usize];
-        q.retain(|&b| matches!(blocks.info(b).usage, BlockUse::Closed | BlockUse::Open));
+        q.retain(|&b| {
+            let i = blocks.info(b);
+            matches!(i.usage, BlockUse::Closed | BlockUse::Open) && (i.retiring || i.refreshing)
+        });
         let i = q.iter().position(|&b| blocks.is_candidate(b))?;
         Some(q.remove(i))
     }

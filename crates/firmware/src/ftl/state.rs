@@ -98,6 +98,13 @@ impl Ftl {
 
     /// An FTL with `blocks` as its block roles and empty maps (the caller fills them).
     pub(crate) fn assemble(with: Setup, cfg: &FtlConfig, blocks: BlockManager, rng: SimRng) -> Ftl {
+        let ftl = Ftl::parts(with, cfg, blocks, rng);
+        ftl.inner.start_refresh();
+        ftl
+    }
+
+    /// The FTL's parts, nothing started.
+    fn parts(with: Setup, cfg: &FtlConfig, blocks: BlockManager, rng: SimRng) -> Ftl {
         let Setup { cx, core, fil, ecc, flow, policies } = with;
         let cx = &cx;
         let geo = fil.geometry().clone();

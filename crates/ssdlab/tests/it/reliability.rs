@@ -133,3 +133,33 @@ fn when_the_spares_run_out_the_device_goes_read_only_and_says_so() {
     assert_eq!(r.ops[0].errors, 0, "reads go on");
     assert_eq!(dev.controller.smart_log().media_errors, 0, "a refused write is not a media error");
 }
+
+#[test]
+fn data_refresh_rewrites_blocks_whose_retention_errors_near_the_limit() {
+    // Retention alone: 2e-4 per day since the block's first program (b·t^1), nothing else.
+    // At a 4,096-bit codeword and t = 12, refresh at half of t wants 6 expected errors: 7.3
+    // days. A scan every day rewrites each block in its eighth day, so reads almost never
+    // need more than the first attempt (a codeword's count is spread around its mean: at 6 or
+    // 7 expected, about 1% of codewords have more than 12); without refresh, after 20 days
+    // (16 errors a codeword) nearly every read must retry.
+    let rber = "rber = { e = 0.0, a = 0.0, k = 1.0, b = 2e-4, m = 0.0, n = 1.0, c = 0.0, p = 1.0, q = 1.0 }";
+    let days = |d: u64| sim::SimDuration::from_secs(d * 86_400);
+    let read_after_20_days = |refresh: &str| {
+        let cfg = with_errors(rber).set("ftl.refresh.interval", refresh).unwrap_or_else(|e| panic!("{e}"));
+        let dev = build(&cfg, 4);
+        run(&dev, "rw=write bs=128k iodepth=8 size=100%", 4);
+        dev.idle(days(20)).unwrap();
+        let r = run(&dev, "rw=randread bs=4k iodepth=16 number_ios=3000", 5);
+        assert_eq!(r.ops[0].errors, 0);
+        let st = dev.ftl.stats();
+        (st.ecc, st.media)
+    };
+    let (ecc, media) = read_after_20_days("1d");
+    assert!(media.refresh_scans >= 20 && media.blocks_refreshed > 100, "{media:?}");
+    assert!(media.units_refreshed > 0, "{media:?}");
+    assert!(ecc.retried_reads * 30 < ecc.reads(), "refreshed data reads at the first attempt: {ecc:?}");
+    assert_eq!(ecc.uncorrectable_reads, 0, "{ecc:?}");
+    let (stale, none) = read_after_20_days("0");
+    assert_eq!((none.refresh_scans, none.blocks_refreshed), (0, 0), "{none:?}");
+    assert!(stale.retried_reads as f64 > 0.9 * stale.reads() as f64, "{stale:?}");
+}

@@ -80,7 +80,7 @@ impl FtlInner {
     async fn gc_plane(self: Rc<Self>, plane: u32) {
         let soft = self.cfg.gc.soft(self.geo.blocks);
         loop {
-            if let Some(b) = self.next_retiring(plane) {
+            if let Some(b) = self.next_queued(plane) {
                 self.collect(b, Stream::Gc).await;
                 continue;
             }
@@ -231,7 +231,10 @@ impl FtlInner {
     /// Moves every valid unit out of `victim` and erases it. Returns the pages programmed.
     /// Until then the victim and the units moved so far count as in progress.
     pub(crate) async fn collect(&self, victim: BlockIdx, stream: Stream) -> u32 {
-        let retiring = self.blocks.borrow().info(victim).retiring;
+        let (retiring, refreshing) = {
+            let blocks = self.blocks.borrow();
+            (blocks.info(victim).retiring, blocks.info(victim).refreshing)
+        };
         self.blocks.borrow_mut().set_victim(victim);
         self.stats.borrow_mut().gc_victims_in_progress += 1;
         let mut moved = 0;
@@ -288,6 +291,9 @@ impl FtlInner {
         let mut st = self.stats.borrow_mut();
         if retiring {
             st.media.units_relocated += moved;
+        } else if refreshing {
+            st.media.blocks_refreshed += 1;
+            st.media.units_refreshed += moved;
         }
         st.gc_victims_in_progress = st.gc_victims_in_progress.saturating_sub(1);
         st.gc_units_moved_in_progress = st.gc_units_moved_in_progress.saturating_sub(moved);
