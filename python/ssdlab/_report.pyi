@@ -102,6 +102,8 @@ class Media(Section):
     units_relocated: int
     min_spare_blocks: int | None
     read_only_at: int | None
+    unmovable_pages: int
+    unreadable_tpages: int
     refresh_scans: int
     blocks_refreshed: int
     units_refreshed: int

@@ -95,7 +95,7 @@ impl EccConfig {
             })?;
         }
         ensure(self.correctable >= 1, "correctable", || "must be at least 1 bit per codeword".into())?;
-        let Some(errors) = &self.errors else { return Ok(()) };
+        let Some(errors) = self.error_model() else { return Ok(()) };
         ensure(self.rber == 0.0 && self.rber_per_pe == 0.0, "errors", || {
             "replaces rber and rber_per_pe: set those to 0 (or remove [ecc.errors])".into()
         })?;
@@ -118,7 +118,12 @@ impl EccConfig {
 
     /// Whether bit errors happen at all (the ECC core has work).
     pub fn enabled(&self) -> bool {
-        self.rber > 0.0 || self.rber_per_pe > 0.0 || self.errors.is_some()
+        self.rber > 0.0 || self.rber_per_pe > 0.0 || self.error_model().is_some()
+    }
+
+    /// The error model's configuration, if it is on (present and enabled).
+    pub fn error_model(&self) -> Option<&ErrorModelConfig> {
+        self.errors.as_ref().filter(|e| e.enabled)
     }
 
     /// The BCH code: `correctable` bits per `codeword` over the smallest field that holds it.
@@ -292,7 +297,7 @@ impl Ecc {
                 job.done.send(());
             }
         });
-        let model = cfg.errors.as_ref().map(|e| {
+        let model = cfg.error_model().map(|e| {
             let errors = e.model(cell).expect("validated ECC configuration");
             let code = cfg.code().expect("validated ECC configuration");
             let cm = bch::CycleModel::default();

@@ -34,6 +34,14 @@ pub struct Plan {
     pub span: u64,
     /// Read back every block after the last round.
     pub verify_all: bool,
+    /// The device may refuse writes (read-only at end of life: nothing written) and fail
+    /// reads, and writes that read first, with a media error. Such commands are counted
+    /// instead of failing the run; a write that failed with a media error leaves its blocks
+    /// unknown until written again. A read must still never return wrong data.
+    pub media_errors: bool,
+    /// Virtual time the device sits idle, powered, after each round (retention; background
+    /// work such as data refresh runs).
+    pub idle_between_rounds: sim::SimDuration,
 }
 
 impl Default for Plan {
@@ -47,6 +55,8 @@ impl Default for Plan {
             fua_pct: 10,
             span: 0,
             verify_all: true,
+            media_errors: false,
+            idle_between_rounds: sim::SimDuration::ZERO,
         }
     }
 }
@@ -82,6 +92,10 @@ pub struct Outcome {
     pub foreground_waits: u64,
     /// Times a write waiting for room was woken.
     pub room_wakeups: u64,
+    /// Commands that failed with a media error (`Plan::media_errors`).
+    pub media_errors: u64,
+    /// Writes, trims and write-zeroes refused because the device is read-only.
+    pub refused: u64,
 }
 
 struct Shared {
@@ -90,6 +104,8 @@ struct Shared {
     failure: RefCell<Option<String>>,
     commands: Cell<u64>,
     checked: Cell<u64>,
+    media_errors: Cell<u64>,
+    refused: Cell<u64>,
 }
 
 impl Conformance {
@@ -103,6 +119,16 @@ impl Conformance {
     /// Runs the plan on `dev`, any system with a payload store whose queues are not created
     /// yet (a bridge, a host-side FTL); `config` and `seed` only name the run.
     pub fn run_on(&self, dev: &dyn System) -> Result<Outcome, String> {
+        self.run_observed(dev, &mut |_, _| {})
+    }
+
+    /// [`run_on`](Self::run_on), calling `after_round(round, dev)` after each round's checks
+    /// (and its idle time).
+    pub fn run_observed(
+        &self,
+        dev: &dyn System,
+        after_round: &mut dyn FnMut(u32, &dyn System),
+    ) -> Result<Outcome, String> {
         let fail = |round: u32, what: String| format!("seed {} round {round}: {what}", self.seed);
         let ctl = dev.front();
         let lbas = ctl.capacity_lbas();
@@ -124,6 +150,8 @@ impl Conformance {
             failure: RefCell::new(None),
             commands: Cell::new(0),
             checked: Cell::new(0),
+            media_errors: Cell::new(0),
+            refused: Cell::new(0),
         });
         let span = if self.plan.span == 0 { lbas } else { self.plan.span.min(lbas) };
         let mut rng = <SimRng as rand::SeedableRng>::seed_from_u64(self.seed ^ 0x5eed);
@@ -145,10 +173,18 @@ impl Conformance {
                 return Err(fail(round, f));
             }
             dev.check_invariants().map_err(|e| fail(round, format!("invariant violated: {e}")))?;
+            if !self.plan.idle_between_rounds.is_zero() {
+                let until = dev.sim().now() + self.plan.idle_between_rounds;
+                dev.sim().run_through(until).map_err(|d| fail(round, d.to_string()))?;
+            }
+            after_round(round, dev);
         }
         if self.plan.verify_all {
             let (c, s) = (ctl.clone(), shared.clone());
-            dev.sim().block_on(verify_all(c, s, lbas)).map_err(|d| fail(self.plan.rounds, d.to_string()))?;
+            let tolerant = self.plan.media_errors;
+            dev.sim()
+                .block_on(verify_all(c, s, lbas, tolerant))
+                .map_err(|d| fail(self.plan.rounds, d.to_string()))?;
             if let Some(f) = shared.failure.borrow().clone() {
                 return Err(fail(self.plan.rounds, format!("final read-back: {f}")));
             }
@@ -166,12 +202,15 @@ impl Conformance {
             erase_spread: counts.iter().max().unwrap_or(&0) - counts.iter().min().unwrap_or(&0),
             foreground_waits: st.foreground_gc_waits,
             room_wakeups: st.room_wakeups,
+            media_errors: shared.media_errors.get(),
+            refused: shared.refused.get(),
         })
     }
 }
 
-/// Reads every block back and compares it with the shadow store.
-async fn verify_all(ctl: Front, s: Rc<Shared>, lbas: u64) {
+/// Reads every block back and compares it with the shadow store (`tolerant`: a media error
+/// is counted, not a failure).
+async fn verify_all(ctl: Front, s: Rc<Shared>, lbas: u64, tolerant: bool) {
     let chunk = 256u64;
     let mut lba = 0;
     while lba < lbas {
@@ -185,6 +224,7 @@ async fn verify_all(ctl: Front, s: Rc<Shared>, lbas: u64) {
                 }
                 s.checked.set(s.checked.get() + n as u64);
             }
+            (Status::UnrecoveredRead, _) if tolerant => s.media_errors.set(s.media_errors.get() + 1),
             (status, _) => {
                 *s.failure.borrow_mut() = Some(format!("read of {n} blocks at {lba} failed: {status:?}"));
                 return;
@@ -224,6 +264,9 @@ impl Client {
                                 self.failed(format!("read of {nlb} blocks at {slba}: block {bad} does not hold write version {v}"));
                             }
                             self.shared.checked.set(self.shared.checked.get() + nlb as u64);
+                        }
+                        (Status::UnrecoveredRead, _) if self.plan.media_errors => {
+                            self.shared.media_errors.set(self.shared.media_errors.get() + 1);
                         }
                         (status, _) => self.failed(format!("read of {nlb} blocks at {slba}: {status:?}")),
                     }
@@ -269,16 +312,26 @@ impl Client {
         0
     }
 
-    /// Submits a command that must succeed; records a failure otherwise.
+    /// Submits a command that must succeed; records a failure otherwise (under
+    /// `Plan::media_errors`, counts a refusal or a media error instead, and forgets the blocks
+    /// a write failed part-way on).
     async fn command(&self, cmd: NvmeCommand, range: Option<(u64, u32)>) -> bool {
         let what = format!("{:?} of {:?}", cmd.opcode, range);
         let c = self.ctl.submit(self.qid, cmd).await;
-        self.shared.commands.set(self.shared.commands.get() + 1);
-        if c.status != Status::Success {
-            self.failed(format!("{what}: {:?}", c.status));
-            return false;
+        let sh = &self.shared;
+        sh.commands.set(sh.commands.get() + 1);
+        match c.status {
+            Status::Success => return true,
+            Status::WriteProtected if self.plan.media_errors => sh.refused.set(sh.refused.get() + 1),
+            Status::UnrecoveredRead if self.plan.media_errors => {
+                sh.media_errors.set(sh.media_errors.get() + 1);
+                if let Some((slba, nlb)) = range {
+                    sh.shadow.borrow_mut().forget(slba, nlb);
+                }
+            }
+            s => self.failed(format!("{what}: {s:?}")),
         }
-        true
+        false
     }
 
     fn failed(&self, what: String) {

@@ -16,6 +16,9 @@ pub fn pattern(lba: u64, version: u64, lba_bytes: usize) -> Vec<u8> {
         .collect()
 }
 
+/// The version of a block whose content is unknown (a write to it failed part-way).
+const UNKNOWN: u64 = u64::MAX;
+
 /// The expected content of every block, as a write version per block.
 pub struct ShadowStore {
     lba_bytes: usize,
@@ -57,13 +60,19 @@ impl ShadowStore {
         }
     }
 
+    /// A write to `nlb` blocks at `slba` failed with a media error: each block holds its old
+    /// data or the new, unknown which; they are not checked until written again.
+    pub fn forget(&mut self, slba: u64, nlb: u32) {
+        self.record(slba, nlb, UNKNOWN);
+    }
+
     /// Checks data read from `slba`: the first mismatching block, as
-    /// (lba, expected version), if any.
+    /// (lba, expected version), if any. Blocks [`forget`](Self::forget) made unknown pass.
     pub fn check(&self, slba: u64, data: &[u8]) -> Option<(u64, u64)> {
         data.chunks(self.lba_bytes).enumerate().find_map(|(i, got)| {
             let lba = slba + i as u64;
             let v = self.versions[lba as usize];
-            (got != pattern(lba, v, self.lba_bytes).as_slice()).then_some((lba, v))
+            (v != UNKNOWN && got != pattern(lba, v, self.lba_bytes).as_slice()).then_some((lba, v))
         })
     }
 }

@@ -1,6 +1,6 @@
-//! The FTL's flash primitives: reads that pin their block against erasure, programs that
-//! settle their block's pending count, page allocation that waits for GC when a plane is full,
-//! and invalidation.
+//! The FTL's flash primitives: reads that pin their block against erasure and go through the
+//! ECC, programs that settle their block's pending count (and may fail, see `retire`), page
+//! allocation that waits for GC when a plane is full, and invalidation.
 
 use nand::{PageIdx, UnitAddr};
 
@@ -33,29 +33,9 @@ fn source(stream: Stream) -> TxnSource {
 }
 
 impl FtlInner {
-    /// Submits a read with its block pinned (GC waits for pins before erasing). Pin before any
-    /// await after looking the address up.
-    pub async fn read_pinned(&self, req: FlashRequest) -> TxnResult {
-        self.pin(req.page);
-        self.read_then_unpin(req).await
-    }
-
     /// Pins the block of `page` against erasure (a read of it is coming).
     pub fn pin(&self, page: PageIdx) {
         self.blocks.borrow_mut().pin(self.geo.block_of(page));
-    }
-
-    /// Submits a read whose block the caller pinned, and unpins it when the read is done.
-    pub async fn read_then_unpin(&self, req: FlashRequest) -> TxnResult {
-        let block = self.geo.block_of(req.page);
-        let r = self.fil.submit(req).await;
-        let mut blocks = self.blocks.borrow_mut();
-        blocks.unpin(block);
-        if blocks.info(block).pins == 0 {
-            drop(blocks);
-            self.waits.notify(WaitKey::Unpinned(block));
-        }
-        r
     }
 
     /// Reads `units` mapping units of a page whose block the caller pinned, checks them (store

@@ -232,7 +232,15 @@ impl FtlInner {
         let Some(unit) = dftl.borrow().location(t) else { return };
         dftl.borrow_mut().tpage_reads += 1;
         let (page, _) = self.geo.unit_page(unit);
-        self.read_pinned(FlashRequest::read(TxnSource::Mapping, page)).await;
+        // Checked by the ECC (time and counts). The entries are in DRAM all the same: an
+        // uncorrectable translation page is counted, not acted on (a real FTL would rebuild it
+        // from the data pages' OOB).
+        self.pin(page);
+        let (_, checked, _) =
+            self.read_checked(FlashRequest::read(TxnSource::Mapping, page), self.geo.units_per_page()).await;
+        if checked.is_err() {
+            self.stats.borrow_mut().media.unreadable_tpages += 1;
+        }
     }
 
     /// Writes translation page `t` with the current entries of its LPNs (all dirty segments of

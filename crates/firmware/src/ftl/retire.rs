@@ -47,6 +47,11 @@ pub struct MediaStats {
     pub min_spare_blocks: Option<u32>,
     /// When the device went read-only (its spares ran out), if it did.
     pub read_only_at: Option<SimTime>,
+    /// Pages GC could not read (uncorrectable, or the page store failed): their units stay in
+    /// the victim, which is then left out of circulation rather than erased.
+    pub unmovable_pages: u64,
+    /// Translation-page reads that were uncorrectable (counted only: the map is in DRAM).
+    pub unreadable_tpages: u64,
     /// Data refresh: scans of every closed block (see `ftl.refresh`).
     pub refresh_scans: u64,
     /// Blocks data refresh rewrote (moved their data out and erased).
@@ -62,6 +67,8 @@ impl MediaStats {
         self.erase_failures += b.erase_failures;
         self.grown_bad_blocks += b.grown_bad_blocks;
         self.units_relocated += b.units_relocated;
+        self.unmovable_pages += b.unmovable_pages;
+        self.unreadable_tpages += b.unreadable_tpages;
         self.refresh_scans += b.refresh_scans;
         self.blocks_refreshed += b.blocks_refreshed;
         self.units_refreshed += b.units_refreshed;

@@ -5,6 +5,7 @@ mod conformance_long;
 mod errors;
 mod extend;
 mod fil_timing;
+mod life;
 mod recovery;
 
 use std::cell::RefCell;

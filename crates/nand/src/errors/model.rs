@@ -15,6 +15,10 @@ use crate::cell::{CellType, PageType};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ErrorModelConfig {
+    /// `false` turns the model off, as if the table were absent (to run a preset that turns it
+    /// on without bit errors: `--set ecc.errors.enabled=false`). Default: true.
+    #[serde(default = "default_enabled", skip_serializing_if = "is_true")]
+    pub enabled: bool,
     /// Parameters of `RBER = e + a·N^k + b·N^m·t^n + c·N^p·r^q` (t in days). Default: the
     /// cell type's ([`RberParams::defaults`]; sources in `docs/errors.md`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -41,9 +45,18 @@ fn default_max_rber() -> f64 {
     0.5
 }
 
+fn default_enabled() -> bool {
+    true
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
 impl Default for ErrorModelConfig {
     fn default() -> Self {
         ErrorModelConfig {
+            enabled: true,
             rber: None,
             page_factors: None,
             max_rber: default_max_rber(),

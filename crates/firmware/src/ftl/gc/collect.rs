@@ -249,9 +249,15 @@ impl FtlInner {
                 units.into_iter().partition(|(_, l)| l.0 >= TRANSLATION_LPN_BASE);
             let mut req = FlashRequest::read(TxnSource::Gc, page);
             req.want_data = self.payload;
-            let r = self.fil.submit(req).await;
-            if r.status != FlashStatus::Ok {
-                continue; // store failure: the units stay where they are; erase is skipped below
+            // Checked by the ECC like a host read (every codeword of the page crosses the
+            // channel), retried down the error model's table.
+            self.pin(page);
+            let (r, checked, _) = self.read_checked(req, self.geo.units_per_page()).await;
+            if r.status != FlashStatus::Ok || checked.is_err() {
+                // A store failure or an uncorrectable page: its units stay where they are, and
+                // the block is not erased below (it leaves circulation, counted).
+                self.stats.borrow_mut().media.unmovable_pages += 1;
+                continue;
             }
             for (slot, lpn) in tpages {
                 let unit = self.geo.unit_addr(page, slot);
