@@ -415,3 +415,42 @@ fn pts_refuses_nonsense_settings_and_targets() {
         assert!(e.contains("is a block device: the PTS TRIMs and overwrites all of it"), "{e}");
     }
 }
+
+/// Issue 28: the reliability stack's configuration errors are one line naming the field.
+#[test]
+fn impossible_error_models_name_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = GOOD.replace("page_size = '16KiB'", "page_size = '16KiB'\noob_size = '1KiB'");
+    let rber = |e: &str, a: &str| {
+        format!(
+            "rber = {{ e = {e}, a = {a}, k = 1.0, b = 0.0, m = 1.0, n = 1.0, c = 0.0, p = 1.0, q = 1.0 }}"
+        )
+    };
+    let cases = [
+        (
+            "[ecc]\ncorrectable = 40\n[ecc.errors]\n".to_string(),
+            "ecc.correctable: 40 bits per 512B codeword need 2080 parity bytes per 16384-byte page, and the FTL's records 64: more than the 1024-byte OOB (geometry.oob_size) holds",
+        ),
+        (format!("[ecc.errors]\n{}\n", rber("nan", "0.0")), "ecc.errors.rber.e: must be a finite number >= 0 (got NaN)"),
+        (format!("[ecc.errors]\n{}\n", rber("0.0", "-1.0")), "ecc.errors.rber.a: must be a finite number >= 0 (got -1)"),
+        (
+            "[ecc.errors]\nretry = { steps = [] }\n".to_string(),
+            "ecc.errors.retry.steps: must list at least one step when retry is enabled (or set enabled = false)",
+        ),
+        (
+            "[ecc.errors]\nwear_out = { rated_pe = 3000, program_fail_at_rated = 2.0, erase_fail_at_rated = 0.0, exponent = 3.0 }\n"
+                .to_string(),
+            "ecc.errors.wear_out.program_fail_at_rated: must be a probability in [0, 1] (got 2)",
+        ),
+        (
+            "[ftl.refresh]\nthreshold = 0\n".to_string(),
+            "ftl.refresh.threshold: must be a fraction of ecc.correctable in (0, 1] (got 0)",
+        ),
+    ];
+    for (i, (extra, want)) in cases.iter().enumerate() {
+        let path = write(&dir, &format!("e{i}.toml"), &format!("{good}{extra}"));
+        let e = fails(&["phys", &path]);
+        assert!(e.contains(want), "case {i}: want {want:?}, got {e}");
+        assert_eq!(e.trim_end().lines().count(), 1, "case {i}: one line: {e}");
+    }
+}
