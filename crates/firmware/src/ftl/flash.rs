@@ -97,6 +97,9 @@ impl FtlInner {
         let Some(ecc) = &self.ecc else { return Ok(()) };
         let block = self.geo.block_of(page);
         let offset = self.geo.page_in_block(page);
+        // The data the read asks for (0: the whole page, as the ECC takes it).
+        let asked =
+            if data_bytes == 0 { self.geo.page_bytes() } else { data_bytes.min(self.geo.page_bytes()) };
         for (i, &attempt) in ecc.attempts().iter().enumerate() {
             if i > 0 {
                 for _ in 0..ecc.array_reads(attempt) {
@@ -125,12 +128,16 @@ impl FtlInner {
             match outcome {
                 Ok(c) => {
                     st.ecc.decoded(i, &c);
+                    st.ecc.data_bits_read += 8 * asked as u64;
                     return Ok(());
                 }
                 Err(u) => st.ecc.decode_cycles += u.cycles,
             }
         }
-        self.stats.borrow_mut().ecc.uncorrectable_reads += 1;
+        let mut st = self.stats.borrow_mut();
+        st.ecc.uncorrectable_reads += 1;
+        st.ecc.data_bits_read += 8 * asked as u64;
+        st.ecc.units_uncorrectable += asked.div_ceil(self.geo.unit_bytes()) as u64;
         Err(MediaError::Uncorrectable)
     }
 
