@@ -168,7 +168,7 @@ pub fn summary(r: &Report) -> String {
         let n = e.reads().max(1) as f64;
         let _ = writeln!(
             s,
-            "ECC {} host page reads: {} clean, {} corrected, {} retried, {} uncorrectable | {} bits in {} codewords corrected, {} decoder cycles",
+            "ECC {} host page reads: {} clean, {} corrected, {} retried, {} uncorrectable | {} bits in {} codewords corrected, {} decoder cycles | RBER {:.2e} observed, UBER {:.2e}",
             e.reads(),
             pct(e.clean_reads as f64 / n),
             pct(e.corrected_reads as f64 / n),
@@ -176,7 +176,9 @@ pub fn summary(r: &Report) -> String {
             e.uncorrectable_reads,
             e.bits_corrected,
             e.codewords_corrected,
-            e.decode_cycles
+            e.decode_cycles,
+            e.rber,
+            e.uber
         );
     }
     let cmt = r.cache.mapping.as_ref().map_or("full map".to_string(), |m| pct(m.ratio));
