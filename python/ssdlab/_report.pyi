@@ -94,6 +94,17 @@ class Ecc(Section):
     bits_corrected: int
     decode_cycles: int
     by_attempt: list[int]
+    codewords_checked: int
+    bits_checked: int
+    bits_observed: int
+    codewords_failed: int
+    errors_per_codeword: list[int]
+    data_bits_read: int
+    units_uncorrectable: int
+    internal_reads: int
+    busy_ns: int
+    rber: float
+    uber: float
 
 class Media(Section):
     program_failures: int
@@ -187,6 +198,13 @@ class TimeSeries(Section):
     power_w: PowerSeries
     host_memory_mib: list[float]
     host_cpu: list[float]
+    ecc_reads: list[int]
+    ecc_corrected: list[int]
+    ecc_retried: list[int]
+    ecc_uncorrectable: list[int]
+    rber: list[float | None]
+    ecc_busy: list[float]
+    pe_mean: list[float]
 
 class LockReport(Section):
     # The lock class (`cache line`, ...) is `lock["class"]`: `class` is a Python keyword.

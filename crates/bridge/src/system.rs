@@ -135,12 +135,7 @@ impl Probe {
     fn sample(&self) -> Sample {
         let mut s = Sample::default();
         for d in &self.drives {
-            let x = d.sample();
-            s.host_units += x.host_units;
-            s.flash_units += x.flash_units;
-            s.free_blocks += x.free_blocks;
-            s.gc_units_moved += x.gc_units_moved;
-            s.erases += x.erases;
+            s.add_device(&d.sample());
         }
         Sample { energy: self.energy(), ..s }.with_host(&self.host)
     }

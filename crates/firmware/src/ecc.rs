@@ -170,7 +170,8 @@ pub struct PageRead {
     pub data_bytes: u32,
 }
 
-/// What the ECC counted on host reads (error model and flat rate alike).
+/// What the ECC counted on page reads: the host's, GC's and translation pages' (error model
+/// and flat rate alike; UBER's counts are the host's alone).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct EccStats {
@@ -182,7 +183,8 @@ pub struct EccStats {
     pub corrected_reads: u64,
     /// Reads that decoded after one or more retries.
     pub retried_reads: u64,
-    /// Reads that failed every attempt (media errors to the host).
+    /// Reads that failed every attempt (a host read's is a media error to the host; GC's
+    /// leaves its page's units where they are).
     pub uncorrectable_reads: u64,
     /// Codewords corrected.
     pub codewords_corrected: u64,
@@ -193,6 +195,27 @@ pub struct EccStats {
     /// Reads by the attempt that decoded them: `[0]` the first read, `[i]` retry step i, the
     /// last the soft-decision step when enabled (error model only).
     pub by_attempt: Vec<u64>,
+    /// Codewords through the ECC, every attempt (clean ones included).
+    pub codewords_checked: u64,
+    /// Their bits (codewords checked times the codeword's bits).
+    pub bits_checked: u64,
+    /// Bit errors in the checked codewords with at most t of them (the decoder finds those,
+    /// also in an attempt that fails because of another codeword); a codeword beyond t adds
+    /// none, as no decoder can count them.
+    pub bits_observed: u64,
+    /// Checked codewords with more than t bit errors (every attempt).
+    pub codewords_failed: u64,
+    /// Checked codewords by their bit errors, `[n]` for n = 0..=t (every attempt; those beyond
+    /// t are `codewords_failed`).
+    pub errors_per_codeword: Vec<u64>,
+    /// Bits of data the checked host reads asked for (each read once, whatever its attempts).
+    pub data_bits_read: u64,
+    /// Mapping units the uncorrectable host reads failed to return (data errors, JESD218).
+    pub units_uncorrectable: u64,
+    /// Of the reads counted, those by GC and of translation pages (not the host's).
+    pub internal_reads: u64,
+    /// Time the ECC core spent decoding, ns (up to now, the decode in progress included).
+    pub busy_ns: u64,
 }
 
 impl EccStats {
@@ -217,6 +240,45 @@ impl EccStats {
         for (a, x) in self.by_attempt.iter_mut().zip(&b.by_attempt) {
             *a += x;
         }
+        self.codewords_checked += b.codewords_checked;
+        self.bits_checked += b.bits_checked;
+        self.bits_observed += b.bits_observed;
+        self.codewords_failed += b.codewords_failed;
+        if self.errors_per_codeword.len() < b.errors_per_codeword.len() {
+            self.errors_per_codeword.resize(b.errors_per_codeword.len(), 0);
+        }
+        for (a, x) in self.errors_per_codeword.iter_mut().zip(&b.errors_per_codeword) {
+            *a += x;
+        }
+        self.data_bits_read += b.data_bits_read;
+        self.units_uncorrectable += b.units_uncorrectable;
+        self.internal_reads += b.internal_reads;
+        self.busy_ns += b.busy_ns;
+    }
+
+    /// The observed raw bit-error rate: [`bits_observed`](Self::bits_observed) over
+    /// [`bits_checked`](Self::bits_checked) (0 if nothing was checked). It undercounts once
+    /// codewords go beyond t (their errors are not counted, their bits are).
+    pub fn rber(&self) -> f64 {
+        self.bits_observed as f64 / self.bits_checked.max(1) as f64
+    }
+
+    /// The uncorrectable bit error rate as JESD218 defines it, data errors over bits read:
+    /// [`units_uncorrectable`](Self::units_uncorrectable) over
+    /// [`data_bits_read`](Self::data_bits_read) (0 if nothing was read).
+    pub fn uber(&self) -> f64 {
+        self.units_uncorrectable as f64 / self.data_bits_read.max(1) as f64
+    }
+
+    /// The codeword-level counts and busy time the ECC keeps itself, in these stats.
+    pub fn with_engine(&mut self, ecc: &Ecc) {
+        let t = ecc.tally.borrow();
+        self.codewords_checked = t.codewords;
+        self.bits_checked = t.codewords * ecc.cfg.codeword.bytes() * 8;
+        self.bits_observed = t.bits;
+        self.codewords_failed = t.failed;
+        self.errors_per_codeword.clone_from(&t.by_errors);
+        self.busy_ns = ecc.busy_ns();
     }
 
     /// Records a read that decoded at attempt `attempt` (0 = the first read): its outcome,
@@ -240,6 +302,37 @@ impl EccStats {
 struct Job {
     cycles: u64,
     done: oneshot::Sender<()>,
+}
+
+/// What the ECC counts of the codewords it checks (see the fields of [`EccStats`]).
+#[derive(Default)]
+struct Tally {
+    codewords: u64,
+    bits: u64,
+    failed: u64,
+    /// Codewords by their errors, 0..=t.
+    by_errors: Vec<u64>,
+}
+
+impl Tally {
+    fn codeword(&mut self, errors: u32) {
+        self.codewords += 1;
+        match self.by_errors.get_mut(errors as usize) {
+            Some(n) => {
+                *n += 1;
+                self.bits += errors as u64;
+            }
+            None => self.failed += 1,
+        }
+    }
+}
+
+/// The ECC core's decoding time: every decode started, charged in full when it starts, and
+/// when the last one ends (the part after now is not yet spent).
+#[derive(Default)]
+struct Busy {
+    charged_ns: std::cell::Cell<u64>,
+    until: std::cell::Cell<SimTime>,
 }
 
 /// The error model at run time: the NAND model, the code and what decoding costs.
@@ -270,6 +363,8 @@ pub struct Ecc {
     /// Draws of program and erase failures: the read stream's generator jumped 2^192 draws
     /// ahead, so that failures neither shift the read errors' draws nor any other component's.
     wear_rng: Rc<RefCell<SimRng>>,
+    tally: Rc<RefCell<Tally>>,
+    busy: Rc<Busy>,
 }
 
 impl Ecc {
@@ -291,8 +386,14 @@ impl Ecc {
         }
         let ring: Rc<Ring<Job>> = Rc::new(Ring::new(cx, "ecc ring", RingSpec::default()));
         let (r, c) = (ring.clone(), cx.clone());
+        let busy = Rc::new(Busy::default());
+        let b = busy.clone();
         cx.spawn_daemon(core, "ecc", async move {
             while let Some(job) = r.pop().await {
+                // The daemon holds its core when it runs: the decode starts now.
+                let d = c.cycles(core, job.cycles);
+                b.charged_ns.set(b.charged_ns.get() + d.as_nanos());
+                b.until.set(c.now() + d);
                 c.compute(job.cycles).await;
                 job.done.send(());
             }
@@ -320,8 +421,11 @@ impl Ecc {
         let rng = cx.fork_rng();
         let mut wear_rng = rng.clone();
         wear_rng.long_jump();
+        let tally = Tally { by_errors: vec![0; cfg.correctable as usize + 1], ..Tally::default() };
         Some(Ecc {
             attempts,
+            tally: Rc::new(RefCell::new(tally)),
+            busy,
             cx: cx.clone(),
             cfg: cfg.clone(),
             codewords: page_bytes / cfg.codeword.bytes() as u32,
@@ -336,6 +440,12 @@ impl Ecc {
     /// retry steps (none under the flat rate).
     pub fn attempts(&self) -> &[ReadAttempt] {
         &self.attempts
+    }
+
+    /// Time the ECC core has spent decoding so far, ns.
+    pub fn busy_ns(&self) -> u64 {
+        let ahead = self.busy.until.get().saturating_since(self.cx.now()).as_nanos();
+        self.busy.charged_ns.get() - ahead
     }
 
     /// Full array reads that `attempt` costs (1 except for a soft-decision step).
@@ -419,8 +529,10 @@ impl Ecc {
                 let ptype = m.cell.page_type(page.offset);
                 let rber = m.errors.rber(ptype, &age, attempt);
                 let mut rng = self.rng.borrow_mut();
+                let mut tally = self.tally.borrow_mut();
                 for _ in 0..codewords {
                     let e = nand::errors::draw_bit_errors(&mut *rng, rber, m.codeword_bits);
+                    tally.codeword(e);
                     if e > 0 {
                         erroneous += 1;
                         bits += e;
@@ -436,8 +548,10 @@ impl Ecc {
                 let rber = self.cfg.rber + self.cfg.rber_per_pe * page.erase_count as f64;
                 let lambda = rber * self.cfg.codeword.bytes() as f64 * 8.0;
                 let mut rng = self.rng.borrow_mut();
+                let mut tally = self.tally.borrow_mut();
                 for _ in 0..codewords {
                     let e = poisson(lambda, &mut rng);
+                    tally.codeword(e);
                     erroneous += (e > 0) as u32;
                     bits += e;
                     worst = worst.max(e);

@@ -1,6 +1,7 @@
 //! Time series of a run: completions, bytes and latency per interval from the host's side, and
 //! the system's counters (host and flash units written, free blocks, GC moves, erases, energy,
-//! host memory and CPU) sampled at the end of each interval.
+//! host memory and CPU, the ECC's read outcomes, bits checked and errors observed, its core's
+//! decoding time, and the blocks' summed erase counts) sampled at the end of each interval.
 //!
 //! The interval starts at the configured width and doubles (neighbouring points merge, exactly:
 //! counts add, latency histograms merge) whenever the series would pass its point budget, so a

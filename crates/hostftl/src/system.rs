@@ -109,7 +109,10 @@ impl Probe {
     }
 
     fn sample(&self) -> Sample {
-        Sample::of_ftl(&self.ftl.stats(), self.ftl.free_blocks(), self.energy()).with_host(&self.host)
+        let wear = self.ftl.raw().fil().array().borrow().wear();
+        Sample::of_ftl(&self.ftl.stats(), self.ftl.free_blocks(), self.energy())
+            .with_host(&self.host)
+            .with_wear(wear)
     }
 }
 

@@ -83,6 +83,9 @@ pub struct FlashArray {
     reads: Vec<u32>,
     store: Box<dyn PageStore>,
     next_seq: u64,
+    /// Erase counts summed over the good blocks, and how many there are (kept as blocks are
+    /// erased, aged and marked bad, so the mean wear costs nothing to read).
+    wear: (u64, u64),
 }
 
 impl FlashArray {
@@ -96,10 +99,23 @@ impl FlashArray {
             blocks: vec![BlockState::default(); geo.total_blocks() as usize],
             units: vec![NO_LPN; geo.total_units() as usize],
             reads: vec![0; geo.total_blocks() as usize],
+            wear: (0, geo.total_blocks() as u64),
             geo,
             store,
             next_seq: 1,
         }
+    }
+
+    /// Counts [`wear`](Self::wear) again from the block table (after it was replaced).
+    fn recount_wear(&mut self) {
+        let good = self.blocks.iter().filter(|b| !b.bad);
+        self.wear = good.fold((0, 0), |(sum, n), b| (sum + b.erase_count as u64, n + 1));
+    }
+
+    /// The erase counts of the good blocks, summed, and the number of good blocks: their mean
+    /// wear is the one over the other. Constant time.
+    pub fn wear(&self) -> (u64, u64) {
+        self.wear
     }
 
     /// Rebuilds an array from recovered state (used when reopening a NAND image): blocks as
@@ -114,6 +130,7 @@ impl FlashArray {
         let mut a = FlashArray::new(geo, store);
         assert_eq!(blocks.len(), a.blocks.len(), "restored block table has the wrong size");
         a.blocks = blocks;
+        a.recount_wear();
         for b in &mut a.blocks {
             b.valid_units = 0;
         }
@@ -190,6 +207,7 @@ impl FlashArray {
             }
         }
         a.blocks = blocks;
+        a.recount_wear();
         a.units = units;
         a.next_seq = next_seq.max(1);
         Ok(a)
@@ -351,6 +369,7 @@ impl FlashArray {
         b.valid_units = 0;
         b.erase_count += 1;
         let erase_count = b.erase_count;
+        self.wear.0 += 1;
         let upb = self.geo.units_per_block() as usize;
         let first = block.idx() * upb;
         let used = programmed as usize * self.geo.units_per_page() as usize;
@@ -370,6 +389,7 @@ impl FlashArray {
             "set_erase_count of block {}, which is bad or programmed",
             block.0
         );
+        self.wear.0 = self.wear.0 - b.erase_count as u64 + erase_count as u64;
         b.erase_count = erase_count;
         self.store.erase(block, erase_count)
     }
@@ -420,7 +440,11 @@ impl FlashArray {
 
     /// Marks a block bad (factory or grown).
     pub fn mark_bad(&mut self, block: BlockIdx) -> io::Result<()> {
-        self.blocks[block.idx()].bad = true;
+        let b = &mut self.blocks[block.idx()];
+        if !b.bad {
+            self.wear = (self.wear.0 - b.erase_count as u64, self.wear.1 - 1);
+        }
+        b.bad = true;
         self.store.mark_bad(block)
     }
 

@@ -2,7 +2,7 @@
 
 use report::Report;
 
-use crate::figures::{cdf, gc, power, timeline, utilisation, wear};
+use crate::figures::{cdf, ecc, gc, power, timeline, utilisation, wear};
 use crate::panel::{self, Area, DrawResult};
 
 /// One figure, ready to draw: its data is taken from the report when it is built.
@@ -22,6 +22,7 @@ enum Kind {
     Wear(wear::Wear),
     Utilisation(utilisation::Utilisation),
     Power(power::Power),
+    Ecc(ecc::Ecc),
 }
 
 /// A figure left out for lack of data.
@@ -60,6 +61,7 @@ impl Figure {
             Kind::Wear(f) => f.draw(&body),
             Kind::Utilisation(f) => f.draw(&body),
             Kind::Power(f) => f.draw(&body),
+            Kind::Ecc(f) => f.draw(&body),
         }
     }
 }
@@ -93,6 +95,10 @@ pub fn figures(report: &Report) -> (Vec<Figure>, Vec<Skipped>) {
     let p = power::build(report);
     let height = p.as_ref().map_or(0, |p| p.height());
     add("power", "power over time by component", height, p.map(Kind::Power));
+    if let Some(e) = ecc::build(report) {
+        let height = e.as_ref().map_or(0, |e| e.height());
+        add("ecc", "bit errors, retries and wear over time", height, e.map(Kind::Ecc));
+    }
     (out, skipped)
 }
 

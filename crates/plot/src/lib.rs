@@ -19,6 +19,8 @@
 //! | `wear`          | erase-count histogram: blocks per erase count                            |
 //! | `utilisation`   | busy % per channel, per die and per controller core                      |
 //! | `power`         | mean power per interval by component; host memory and CPU of a host FTL  |
+//! | `ecc`           | observed RBER, reads corrected / retried / uncorrectable, ECC-core busy, |
+//! |                 | mean P/E cycles, over time (only for a device with bit errors)           |
 //!
 //! Reading them:
 //!

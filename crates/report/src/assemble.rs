@@ -134,7 +134,7 @@ pub fn assemble(dev: &dyn System, host: &HostResults, info: &RunInfo) -> Report 
             dirty_units: totals.dirty_units,
         },
         dram: dram(dev.config(), st),
-        ecc: st.ecc.clone(),
+        ecc: EccReport::new(st.ecc.clone()),
         media: st.media.clone(),
         utilisation: Utilisation {
             channels: fil.channel_utilisation(elapsed),
@@ -287,6 +287,16 @@ fn timeseries(s: &host::series::Series) -> TimeSeriesReport {
             let busy = p.device.host_busy_ns.saturating_sub(prev.host_busy_ns) as f64 / 1e9;
             r.host_cpu.push(busy / (secs * p.device.host_cores as f64));
         }
+        let (d, q) = (&p.device, &prev);
+        r.ecc_reads.push(d.ecc_reads.saturating_sub(q.ecc_reads));
+        r.ecc_corrected.push(d.ecc_corrected.saturating_sub(q.ecc_corrected));
+        r.ecc_retried.push(d.ecc_retried.saturating_sub(q.ecc_retried));
+        r.ecc_uncorrectable.push(d.ecc_uncorrectable.saturating_sub(q.ecc_uncorrectable));
+        let checked = d.ecc_bits_checked.saturating_sub(q.ecc_bits_checked);
+        let observed = d.ecc_bits_observed.saturating_sub(q.ecc_bits_observed);
+        r.rber.push((checked > 0).then(|| observed as f64 / checked as f64));
+        r.ecc_busy.push(d.ecc_busy_ns.saturating_sub(q.ecc_busy_ns) as f64 / 1e9 / secs);
+        r.pe_mean.push(d.erase_count_sum as f64 / d.good_blocks.max(1) as f64);
         (prev_end, prev) = (p.end, p.device);
     }
     r

@@ -58,9 +58,9 @@ pub struct Report {
     /// Bit errors, their correction and read retries on host reads (all zero when no bit
     /// errors are configured; `docs/errors.md`).
     #[serde(default)]
-    pub ecc: firmware::ecc::EccStats,
-    /// Bad-block management: failed programs and erases, grown bad blocks, spares, end of
-    /// life (all zero when no wear-out is modelled; `docs/errors.md`).
+    pub ecc: EccReport,
+    /// Bad-block management and data refresh: failed programs and erases, grown bad blocks,
+    /// spares, end of life, refresh (all zero without the error model; `docs/errors.md`).
     #[serde(default)]
     pub media: firmware::ftl::MediaStats,
     /// Busy fractions.
@@ -188,6 +188,36 @@ pub struct OpReport {
     pub latency_cdf_ns: Vec<[f64; 2]>,
 }
 
+/// What the ECC did on host reads: the firmware's counts, with the rates they give.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct EccReport {
+    /// The counts (`docs/report-schema.md`, `ecc`).
+    #[serde(flatten)]
+    pub counts: firmware::ecc::EccStats,
+    /// Observed raw bit-error rate: bit errors found in codewords within t over the bits of
+    /// every codeword checked ([`firmware::ecc::EccStats::rber`]).
+    #[serde(default)]
+    pub rber: f64,
+    /// Uncorrectable bit error rate (JESD218): mapping units a read failed to return over
+    /// the bits of data read ([`firmware::ecc::EccStats::uber`]).
+    #[serde(default)]
+    pub uber: f64,
+}
+
+impl EccReport {
+    /// The report's section for `counts`.
+    pub fn new(counts: firmware::ecc::EccStats) -> EccReport {
+        EccReport { rber: counts.rber(), uber: counts.uber(), counts }
+    }
+}
+
+impl std::ops::Deref for EccReport {
+    type Target = firmware::ecc::EccStats;
+    fn deref(&self) -> &firmware::ecc::EccStats {
+        &self.counts
+    }
+}
+
 /// Metrics over time. Each column has one value per interval; `t_ms` is the interval's end,
 /// in milliseconds since the run started. Intervals are `interval_ns` wide, except that the
 /// first ones may be narrower (the interval doubles to keep the series short).
@@ -227,6 +257,27 @@ pub struct TimeSeriesReport {
     /// Busy fraction of a host-side FTL's host cores in the interval (empty otherwise).
     #[serde(default)]
     pub host_cpu: Vec<f64>,
+    /// Host page reads the ECC checked in the interval (each once, however many attempts).
+    #[serde(default)]
+    pub ecc_reads: Vec<u64>,
+    /// Of them, reads corrected at the first attempt.
+    #[serde(default)]
+    pub ecc_corrected: Vec<u64>,
+    /// Reads decoded after one or more retry steps.
+    #[serde(default)]
+    pub ecc_retried: Vec<u64>,
+    /// Reads that failed every attempt (media errors).
+    #[serde(default)]
+    pub ecc_uncorrectable: Vec<u64>,
+    /// Observed raw bit-error rate of the codewords checked in the interval (`null` if none).
+    #[serde(default)]
+    pub rber: Vec<Option<f64>>,
+    /// Share of the interval the ECC core spent decoding.
+    #[serde(default)]
+    pub ecc_busy: Vec<f64>,
+    /// Mean erase count (P/E cycles) of the good blocks at the interval's end.
+    #[serde(default)]
+    pub pe_mean: Vec<f64>,
 }
 
 /// Write amplification.

@@ -168,15 +168,18 @@ pub fn summary(r: &Report) -> String {
         let n = e.reads().max(1) as f64;
         let _ = writeln!(
             s,
-            "ECC {} host page reads: {} clean, {} corrected, {} retried, {} uncorrectable | {} bits in {} codewords corrected, {} decoder cycles",
+            "ECC {} page reads ({} by GC and of translation pages): {} clean, {} corrected, {} retried, {} uncorrectable | {} bits in {} codewords corrected, {} decoder cycles | RBER {:.2e} observed, UBER {:.2e}",
             e.reads(),
+            e.internal_reads,
             pct(e.clean_reads as f64 / n),
             pct(e.corrected_reads as f64 / n),
             pct(e.retried_reads as f64 / n),
             e.uncorrectable_reads,
             e.bits_corrected,
             e.codewords_corrected,
-            e.decode_cycles
+            e.decode_cycles,
+            e.rber,
+            e.uber
         );
     }
     let m = &r.media;

@@ -77,6 +77,12 @@ impl FtlInner {
         let Some(ecc) = &self.ecc else { return Ok(()) };
         let block = self.geo.block_of(page);
         let offset = self.geo.page_in_block(page);
+        // The data the read asks for (0: the whole page, as the ECC takes it); host reads' alone
+        // count towards UBER.
+        let asked =
+            if data_bytes == 0 { self.geo.page_bytes() } else { data_bytes.min(self.geo.page_bytes()) };
+        let host = again.0 == TxnSource::User;
+        let (host_bits, internal) = if host { (8 * asked as u64, 0) } else { (0, 1) };
         for (i, &attempt) in ecc.attempts().iter().enumerate() {
             if i > 0 {
                 for _ in 0..ecc.array_reads(attempt) {
@@ -105,12 +111,20 @@ impl FtlInner {
             match outcome {
                 Ok(c) => {
                     st.ecc.decoded(i, &c);
+                    st.ecc.data_bits_read += host_bits;
+                    st.ecc.internal_reads += internal;
                     return Ok(());
                 }
                 Err(u) => st.ecc.decode_cycles += u.cycles,
             }
         }
-        self.stats.borrow_mut().ecc.uncorrectable_reads += 1;
+        let mut st = self.stats.borrow_mut();
+        st.ecc.uncorrectable_reads += 1;
+        st.ecc.data_bits_read += host_bits;
+        st.ecc.internal_reads += internal;
+        if host {
+            st.ecc.units_uncorrectable += asked.div_ceil(self.geo.unit_bytes()) as u64;
+        }
         Err(MediaError::Uncorrectable)
     }
 

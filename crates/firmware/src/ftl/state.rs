@@ -168,6 +168,9 @@ impl Ftl {
             let d = d.borrow();
             (st.pending_budget, st.pending_high) = (d.pending_budget, d.pending_high);
         }
+        if let Some(e) = &self.inner.ecc {
+            st.ecc.with_engine(e);
+        }
         st
     }
 

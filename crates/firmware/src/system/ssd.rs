@@ -40,7 +40,8 @@ impl DeviceProbe {
 
     /// The counters now.
     pub fn sample(&self) -> Sample {
-        Sample::of_ftl(&self.ftl.stats(), self.ftl.free_blocks(), self.energy())
+        let wear = self.ftl.fil().array().borrow().wear();
+        Sample::of_ftl(&self.ftl.stats(), self.ftl.free_blocks(), self.energy()).with_wear(wear)
     }
 
     /// Everything the report needs.

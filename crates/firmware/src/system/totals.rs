@@ -30,6 +30,25 @@ pub struct Sample {
     pub host_busy_ns: u64,
     /// Host cores the storage stack runs on (0 unless the FTL runs on the host).
     pub host_cores: u32,
+    /// Host page reads the ECC checked (each once), and of them those corrected at the first
+    /// attempt, retried and uncorrectable (see [`crate::ecc::EccStats`]).
+    pub ecc_reads: u64,
+    /// Reads corrected at the first attempt.
+    pub ecc_corrected: u64,
+    /// Reads decoded after retry steps.
+    pub ecc_retried: u64,
+    /// Reads no attempt decoded.
+    pub ecc_uncorrectable: u64,
+    /// Bits of the codewords the ECC checked, every attempt.
+    pub ecc_bits_checked: u64,
+    /// Bit errors observed in them (codewords within t).
+    pub ecc_bits_observed: u64,
+    /// Time the ECC core spent decoding, ns.
+    pub ecc_busy_ns: u64,
+    /// Erase counts of the good blocks, summed (their mean wear is this over `good_blocks`).
+    pub erase_count_sum: u64,
+    /// Good blocks (0 where the system does not say).
+    pub good_blocks: u64,
 }
 
 impl Sample {
@@ -43,8 +62,40 @@ impl Sample {
             gc_units_moved: st.gc_units_moved,
             erases: st.blocks_erased,
             energy,
+            ecc_reads: st.ecc.reads(),
+            ecc_corrected: st.ecc.corrected_reads,
+            ecc_retried: st.ecc.retried_reads,
+            ecc_uncorrectable: st.ecc.uncorrectable_reads,
+            ecc_bits_checked: st.ecc.bits_checked,
+            ecc_bits_observed: st.ecc.bits_observed,
+            ecc_busy_ns: st.ecc.busy_ns,
             ..Sample::default()
         }
+    }
+
+    /// The sample with the array's wear: `(erase counts summed, good blocks)`, as
+    /// [`nand::FlashArray::wear`] gives them.
+    pub fn with_wear(self, (erase_count_sum, good_blocks): (u64, u64)) -> Sample {
+        Sample { erase_count_sum, good_blocks, ..self }
+    }
+
+    /// Adds `b`'s counters to these (several devices side by side; energy and the host side
+    /// are the caller's).
+    pub fn add_device(&mut self, b: &Sample) {
+        self.host_units += b.host_units;
+        self.flash_units += b.flash_units;
+        self.free_blocks += b.free_blocks;
+        self.gc_units_moved += b.gc_units_moved;
+        self.erases += b.erases;
+        self.ecc_reads += b.ecc_reads;
+        self.ecc_corrected += b.ecc_corrected;
+        self.ecc_retried += b.ecc_retried;
+        self.ecc_uncorrectable += b.ecc_uncorrectable;
+        self.ecc_bits_checked += b.ecc_bits_checked;
+        self.ecc_bits_observed += b.ecc_bits_observed;
+        self.ecc_busy_ns += b.ecc_busy_ns;
+        self.erase_count_sum += b.erase_count_sum;
+        self.good_blocks += b.good_blocks;
     }
 
     /// The sample with the host side's counters: its memory, busy time and cores now.

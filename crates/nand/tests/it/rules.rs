@@ -133,3 +133,33 @@ fn reads_since_erase_count_per_block_and_reset_at_erase() {
     a.erase(b).unwrap();
     assert_eq!(a.reads_since_erase(b), 0);
 }
+
+#[test]
+fn the_wear_sum_follows_erases_ageing_bad_blocks_and_restores() {
+    let mut a = array();
+    let g = a.geometry().clone();
+    let total = g.total_blocks() as u64;
+    assert_eq!(a.wear(), (0, total));
+    a.erase(BlockIdx(1)).unwrap();
+    a.erase(BlockIdx(1)).unwrap();
+    a.set_erase_count(BlockIdx(2), 10).unwrap();
+    a.set_erase_count(BlockIdx(2), 7).unwrap();
+    assert_eq!(a.wear(), (9, total));
+    a.mark_bad(BlockIdx(2)).unwrap();
+    a.mark_bad(BlockIdx(2)).unwrap(); // twice: counted once
+    assert_eq!(a.wear(), (2, total - 1));
+    let counted = |a: &FlashArray| {
+        let good = a.blocks().iter().filter(|b| !b.bad);
+        good.fold((0, 0), |(s, n), b| (s + b.erase_count as u64, n + 1))
+    };
+    assert_eq!(a.wear(), counted(&a));
+    let raw = FlashArray::from_raw(
+        g.clone(),
+        Box::new(MetaStore::new(&g)),
+        a.blocks().to_vec(),
+        a.raw_units().to_vec(),
+        a.next_seq(),
+    )
+    .unwrap();
+    assert_eq!(raw.wear(), (2, total - 1), "a restored array counts its blocks again");
+}

@@ -2,6 +2,7 @@
 //! none), `draw` lays it out in the area below the title.
 
 pub(crate) mod cdf;
+pub(crate) mod ecc;
 pub(crate) mod gc;
 pub(crate) mod power;
 pub(crate) mod timeline;

@@ -239,3 +239,23 @@ fn bad_reports_and_directories_fail_with_one_line() {
     ]);
     assert!(e.contains("is not a directory"), "{e}");
 }
+
+#[test]
+fn a_device_with_bit_errors_gets_the_ecc_figure() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = device_file(tmp.path(), &small());
+    let figs = tmp.path().join("figs");
+    #[rustfmt::skip]
+    let (_, stderr) = run(&[
+        "run", cfg.to_str().unwrap(), "--set", "timing.cell=tlc", "--set", "ecc.errors={}",
+        "--precondition", "steady-state:100", "--rw", "randrw", "--number-ios", "3000", "--iodepth", "16",
+        "--interval", "1ms", "--plot", figs.to_str().unwrap(),
+    ]);
+    assert!(stderr.contains("plots: 16 files in"), "{stderr}");
+    assert!(!stderr.contains("skipped"), "{stderr}");
+    check_png(&figs.join("ecc.png"));
+    check_svg(
+        &figs.join("ecc.svg"),
+        &["RBER (log scale)", "% of reads / of time", "P/E cycles (mean)", "simulated time (ms)"],
+    );
+}

@@ -149,10 +149,20 @@ fn data_refresh_rewrites_blocks_whose_retention_errors_near_the_limit() {
         let dev = build(&cfg, 4);
         run(&dev, "rw=write bs=128k iodepth=8 size=100%", 4);
         dev.idle(days(20)).unwrap();
+        // The host's reads alone (refresh's moves read pages too, counted with GC's).
+        let before = dev.ftl.stats().ecc;
         let r = run(&dev, "rw=randread bs=4k iodepth=16 number_ios=3000", 5);
         assert_eq!(r.ops[0].errors, 0);
         let st = dev.ftl.stats();
-        (st.ecc, st.media)
+        assert_eq!(st.ecc.internal_reads, before.internal_reads, "no GC during the reads");
+        let host = EccStats {
+            clean_reads: st.ecc.clean_reads - before.clean_reads,
+            corrected_reads: st.ecc.corrected_reads - before.corrected_reads,
+            retried_reads: st.ecc.retried_reads - before.retried_reads,
+            uncorrectable_reads: st.ecc.uncorrectable_reads - before.uncorrectable_reads,
+            ..EccStats::default()
+        };
+        (host, st.media)
     };
     let (ecc, media) = read_after_20_days("1d");
     assert!(media.refresh_scans >= 20 && media.blocks_refreshed > 100, "{media:?}");
@@ -162,4 +172,107 @@ fn data_refresh_rewrites_blocks_whose_retention_errors_near_the_limit() {
     let (stale, none) = read_after_20_days("0");
     assert_eq!((none.refresh_scans, none.blocks_refreshed), (0, 0), "{none:?}");
     assert!(stale.retried_reads as f64 > 0.9 * stale.reads() as f64, "{stale:?}");
+}
+
+/// The small device as TLC, aged to steady state by `overwrites` overwrites of its capacity,
+/// with the error model on or off; the report of a mixed random run on it.
+fn aged_tlc_report(errors: bool, overwrites: f64, seed: u64) -> report::Report {
+    let mut cfg = device(crate::SMALL).set("timing.cell", "tlc").unwrap();
+    if errors {
+        cfg = cfg.set("ecc.errors", "{}").unwrap();
+    }
+    let start = ssdlab::Start::Precondition(firmware::ftl::Precondition::SteadyState { overwrites });
+    let store = firmware::platform::StoreChoice::Metadata;
+    let p = ssdlab::prepare(&cfg, &store, seed, start, &mut |_, _| {}).unwrap();
+    let jobs = [crate::experiments::job("rw=randrw rwmixread=50 bs=4k iodepth=16 number_ios=12000")];
+    ssdlab::measure(&p, &jobs, seed, &host::run::RunOptions::default(), &mut |_| {}).unwrap()
+}
+
+/// The deterministic part of a report's JSON.
+fn deterministic(r: &report::Report) -> serde_json::Value {
+    let mut v = serde_json::to_value(r).unwrap();
+    let o = v.as_object_mut().unwrap();
+    o.remove("wall_time_s");
+    o.remove("requests_per_wall_sec");
+    v
+}
+
+#[test]
+fn the_time_series_shows_errors_retries_and_wear_on_an_aged_tlc_device() {
+    let r = aged_tlc_report(true, 100.0, 3);
+    let ts = &r.timeseries;
+    let n = ts.t_ms.len();
+    assert!(n > 10, "{n} points");
+    for col in [&ts.ecc_reads, &ts.ecc_corrected, &ts.ecc_retried, &ts.ecc_uncorrectable] {
+        assert_eq!(col.len(), n);
+    }
+    assert_eq!((ts.rber.len(), ts.ecc_busy.len(), ts.pe_mean.len()), (n, n, n));
+    // The columns add up to the run's counts (the series starts with the run).
+    let e = &r.ecc;
+    assert_eq!(ts.ecc_reads.iter().sum::<u64>(), e.reads(), "{e:?}");
+    assert_eq!(ts.ecc_corrected.iter().sum::<u64>(), e.corrected_reads);
+    assert_eq!(ts.ecc_retried.iter().sum::<u64>(), e.retried_reads);
+    assert_eq!(ts.ecc_uncorrectable.iter().sum::<u64>(), e.uncorrectable_reads);
+    assert!(ts.ecc_corrected.iter().filter(|&&c| c > 0).count() > n / 4, "{:?}", ts.ecc_corrected);
+    // Aged to about 570 cycles: about one bit error in 30 codewords (RBER near 1e-5).
+    let rber: Vec<f64> = ts.rber.iter().flatten().copied().collect();
+    assert!(rber.len() > n / 2 && rber.iter().all(|&x| (0.0..1e-3).contains(&x)), "{rber:?}");
+    assert!(rber.iter().any(|&x| x > 0.0));
+    assert!((1e-7..1e-4).contains(&e.rber), "run's observed RBER {}", e.rber);
+    // The same rate from the histogram of codewords by their errors.
+    let t = r.device.ecc.correctable as usize;
+    assert_eq!(e.errors_per_codeword.len(), t + 1);
+    let bits: u64 = e.errors_per_codeword.iter().enumerate().map(|(k, n)| k as u64 * n).sum();
+    assert_eq!(bits, e.bits_observed);
+    assert_eq!(e.errors_per_codeword.iter().sum::<u64>() + e.codewords_failed, e.codewords_checked);
+    assert_eq!(e.bits_checked, e.codewords_checked * r.device.ecc.codeword.bytes() * 8);
+    assert!(e.bits_observed >= e.bits_corrected, "{e:?}");
+    assert!(e.internal_reads > 0, "GC's reads are checked too: {e:?}");
+    assert_eq!(e.data_bits_read, (e.reads() - e.internal_reads) * 4096 * 8, "4 KiB host reads");
+    assert_eq!(e.uber, e.units_uncorrectable as f64 / e.data_bits_read as f64);
+    // The ECC core's decoding time: in the interval shares and in the core's utilisation.
+    assert!(
+        e.busy_ns > 0 && ts.ecc_busy.iter().all(|&b| (0.0..=1.0 + 1e-9).contains(&b)),
+        "{:?}",
+        ts.ecc_busy
+    );
+    let core = r.utilisation.cores.iter().find(|c| c.name == "ecc").expect("an ecc core");
+    let share = e.busy_ns as f64 / r.sim_time_ns as f64;
+    assert!(share <= core.busy + 1e-9 && share > 0.5 * core.busy, "{share} vs {}", core.busy);
+    // Writes and GC wear the device during the run.
+    let (first, last) = (ts.pe_mean[0], ts.pe_mean[n - 1]);
+    assert!(first > 100.0 && last > first, "mean P/E {first} -> {last}");
+    assert!(ts.pe_mean.windows(2).all(|w| w[0] <= w[1]), "{:?}", ts.pe_mean);
+    assert!((last - r.wear.mean).abs() < 1e-9, "{last} vs {}", r.wear.mean);
+}
+
+#[test]
+fn the_ecc_series_is_deterministic() {
+    let (a, b) = (aged_tlc_report(true, 100.0, 4), aged_tlc_report(true, 100.0, 4));
+    assert_eq!(deterministic(&a), deterministic(&b));
+    assert!(a.ecc.codewords_checked > 0);
+    assert_ne!(
+        deterministic(&a)["timeseries"]["rber"],
+        deterministic(&aged_tlc_report(true, 100.0, 5))["timeseries"]["rber"]
+    );
+}
+
+#[test]
+fn without_bit_errors_the_new_fields_are_zeros_and_nothing_else_moves() {
+    let r = aged_tlc_report(false, 2.0, 6);
+    let ts = &r.timeseries;
+    let n = ts.t_ms.len();
+    assert!(n > 0);
+    for col in [&ts.ecc_reads, &ts.ecc_corrected, &ts.ecc_retried, &ts.ecc_uncorrectable] {
+        assert_eq!(col, &vec![0; n]);
+    }
+    assert_eq!(ts.rber, vec![None; n]);
+    assert_eq!(ts.ecc_busy, vec![0.0; n]);
+    assert!(ts.pe_mean.iter().all(|&p| p > 0.0), "P/E is the array's, errors or not");
+    assert_eq!(r.ecc.counts, EccStats::default());
+    assert_eq!((r.ecc.rber, r.ecc.uber), (0.0, 0.0));
+    let v = deterministic(&r);
+    assert_eq!(v["ecc"]["errors_per_codeword"], serde_json::json!([]));
+    // The last point's mean P/E is the report's wear.
+    assert!((ts.pe_mean[n - 1] - r.wear.mean).abs() < 1e-9);
 }
