@@ -17,11 +17,8 @@ fuzz_target!(|data: &[u8]| {
     let again = DeviceConfig::from_toml(&printed, "printed").expect("a printed configuration parses");
     assert_eq!(again.to_toml(), printed, "printing is stable");
     let _ = resolved.to_toml();
-    if let Some((path, value)) =
-        text.lines().last().and_then(|l| l.strip_prefix("#set ")).and_then(|l| l.split_once('='))
-    {
-        if let Ok(changed) = cfg.set(path.trim(), value.trim()) {
-            let _ = changed.to_toml();
-        }
+    let set = text.lines().last().and_then(|l| l.strip_prefix("#set ")).and_then(|l| l.split_once('='));
+    if let Some(Ok(changed)) = set.map(|(path, value)| cfg.set(path.trim(), value.trim())) {
+        let _ = changed.to_toml();
     }
 });
