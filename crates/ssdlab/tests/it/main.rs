@@ -20,6 +20,7 @@ mod serve_fs;
 mod serve_start;
 mod shape;
 mod snapshot;
+mod soak;
 mod sweep;
 mod systems;
 mod trace_events;

@@ -121,6 +121,10 @@ impl Server {
         }
     }
 
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     pub(crate) fn addr(&self) -> ListenAddr {
         ListenAddr::Unix(self.sock.clone())
     }
@@ -322,6 +326,9 @@ fn flushed_writes_survive_kill_9_and_nothing_unwritten_appears() {
         workload(&mut c, &mut oracle, &mut rng, u32::MAX, &mut next_version);
         killer.join().unwrap();
         server.kill();
+        if cycles >= 200 && (cycle + 1) % 100 == 0 {
+            eprintln!("crash test: {} of {cycles} cycles in {:.0?}", cycle + 1, started.elapsed());
+        }
     }
     // A last start verifies the last crash.
     let server = Server::start(dir.path(), &image, &["--timing", "none"]);
