@@ -17,6 +17,7 @@ use serde::Serialize;
 use crate::address::{BlockIdx, Lpn, PageIdx, UnitAddr};
 use crate::geometry::Geometry;
 use crate::oob::Oob;
+use crate::parity::{PageParity, ParityLayout};
 use crate::store::PageStore;
 
 const VALID: u32 = 1 << 31;
@@ -83,6 +84,9 @@ pub struct FlashArray {
     reads: Vec<u32>,
     store: Box<dyn PageStore>,
     next_seq: u64,
+    /// The ECC parity encoded with every programmed page's data, if any, and a page's worth of
+    /// room to encode it in.
+    parity: Option<(PageParity, Vec<u8>)>,
 }
 
 impl FlashArray {
@@ -99,7 +103,42 @@ impl FlashArray {
             geo,
             store,
             next_seq: 1,
+            parity: None,
         }
+    }
+
+    /// Has every later program of a page with data encode its ECC parity under `layout` and
+    /// the store keep it ([`crate::parity`]); `None` stops it. A store that keeps parity of its
+    /// own code ([`PageStore::parity_layout`]) must be given that one.
+    pub fn set_parity(&mut self, layout: Option<ParityLayout>) -> Result<(), String> {
+        if let Some(own) = self.store.parity_layout()
+            && layout != Some(own)
+        {
+            return Err(format!(
+                "the page store keeps the parity of {own}, not {}",
+                layout.map_or("none".to_string(), |l| l.to_string())
+            ));
+        }
+        self.parity = match layout {
+            None => None,
+            Some(l) => {
+                let p = PageParity::new(l, self.geo.page_bytes())?;
+                let buf = vec![0u8; p.page_parity_bytes()];
+                Some((p, buf))
+            }
+        };
+        Ok(())
+    }
+
+    /// The ECC parity programs encode, if any.
+    pub fn parity(&self) -> Option<&PageParity> {
+        self.parity.as_ref().map(|(p, _)| p)
+    }
+
+    /// Reads `page`'s ECC parity into `parity` (one page's worth; zeroes if it has none): the
+    /// spare bytes that come with a page read, so not counted as another read.
+    pub fn read_parity(&mut self, page: PageIdx, parity: &mut [u8]) -> io::Result<()> {
+        self.store.read_parity(page, parity)
     }
 
     /// Rebuilds an array from recovered state (used when reopening a NAND image): blocks as
@@ -278,7 +317,13 @@ impl FlashArray {
         self.next_seq += 1;
         let mut oob = *oob;
         oob.seq = seq;
-        self.store.program(page, &oob, data)?;
+        match (&mut self.parity, data) {
+            (Some((code, buf)), Some(d)) => {
+                code.encode_page(d, buf);
+                self.store.program(page, &oob, data, Some(buf))?
+            }
+            _ => self.store.program(page, &oob, data, None)?,
+        }
         Ok(seq)
     }
 
