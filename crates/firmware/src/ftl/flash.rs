@@ -6,7 +6,7 @@ use nand::{PageIdx, UnitAddr};
 
 use sim::SimDuration;
 
-use crate::ecc::PageRead;
+use crate::ecc::{PageBytes, PageRead};
 use crate::fil::{FlashRequest, FlashStatus, PageWrite, TxnResult, TxnSource};
 use crate::ftl::alloc::keep;
 use crate::ftl::blocks::Stream;
@@ -22,6 +22,16 @@ pub enum MediaError {
     /// The NAND image could not be read or written.
     #[error("page store: {0}")]
     Store(String),
+}
+
+/// How a checked read re-reads its page for a retry: as the first read was asked.
+#[derive(Clone, Copy)]
+struct Again {
+    source: TxnSource,
+    xfer_bytes: u32,
+    want_data: bool,
+    want_oob: bool,
+    want_parity: bool,
 }
 
 fn source(stream: Stream) -> TxnSource {
@@ -58,20 +68,28 @@ impl FtlInner {
         r
     }
 
-    /// Reads `units` mapping units of a page whose block the caller pinned, checks them (store
-    /// errors, then the ECC, which may re-read the page down the error model's retry table
-    /// while the block stays pinned) and unpins it. Returns the last read's result, the check, and the time from the first
-    /// read's end to the check's (decoding and retries: the request's `ecc` phase).
+    /// Reads the mapping units `units` (bit i: unit i) of a page whose block the caller
+    /// pinned, checks them (store errors, then the ECC, which may re-read the page down the
+    /// error model's retry table while the block stays pinned; with bytes and parity it
+    /// corrects them in the result's page) and unpins it. Returns the last read's result, the
+    /// check, and the time from the first read's end to the check's (decoding and retries: the
+    /// request's `ecc` phase). On a failed check the result's bytes are not to be returned.
     pub async fn read_checked(
         &self,
         req: FlashRequest,
         units: u32,
     ) -> (TxnResult, Result<(), MediaError>, SimDuration) {
         let (page, block) = (req.page, self.geo.block_of(req.page));
-        let again = (req.source, req.xfer_bytes, req.want_data, req.want_oob);
+        let again = Again {
+            source: req.source,
+            xfer_bytes: req.xfer_bytes,
+            want_data: req.want_data,
+            want_oob: req.want_oob,
+            want_parity: req.want_parity,
+        };
         let mut r = self.fil.submit(req).await;
         let t = self.cx.now();
-        let checked = self.check_read(page, units * self.geo.unit_bytes(), &mut r, again).await;
+        let checked = self.check_read(page, units, &mut r, again).await;
         let mut blocks = self.blocks.borrow_mut();
         blocks.unpin(block);
         if blocks.info(block).pins == 0 {
@@ -81,16 +99,16 @@ impl FtlInner {
         (r, checked, self.cx.now().since(t))
     }
 
-    /// Checks a finished read of `data_bytes` of `page`: store errors, then (if configured) the
-    /// ECC, at each attempt re-reading the page as `again` (source, transfer bytes, data, OOB)
-    /// asked.
+    /// Checks a finished read of the units `units` of `page`: store errors, then (if
+    /// configured) the ECC, at each attempt re-reading the page as `again` asked.
     async fn check_read(
         &self,
         page: PageIdx,
-        data_bytes: u32,
+        units: u32,
         r: &mut TxnResult,
-        again: (TxnSource, u32, bool, bool),
+        again: Again,
     ) -> Result<(), MediaError> {
+        let (unit_bytes, data_bytes) = (self.geo.unit_bytes(), units.count_ones() * self.geo.unit_bytes());
         if let FlashStatus::StoreError(e) = &r.status {
             return Err(MediaError::Store(e.clone()));
         }
@@ -100,9 +118,9 @@ impl FtlInner {
         for (i, &attempt) in ecc.attempts().iter().enumerate() {
             if i > 0 {
                 for _ in 0..ecc.array_reads(attempt) {
-                    let (source, xfer_bytes, want_data, want_oob) = again;
-                    let mut req = FlashRequest::read(source, page);
-                    (req.xfer_bytes, req.want_data, req.want_oob) = (xfer_bytes, want_data, want_oob);
+                    let mut req = FlashRequest::read(again.source, page);
+                    (req.xfer_bytes, req.want_data, req.want_oob, req.want_parity) =
+                        (again.xfer_bytes, again.want_data, again.want_oob, again.want_parity);
                     *r = self.fil.submit(req).await;
                     if let FlashStatus::StoreError(e) = &r.status {
                         return Err(MediaError::Store(e.clone()));
@@ -119,7 +137,12 @@ impl FtlInner {
                     data_bytes,
                 }
             };
-            let outcome = ecc.check(at, attempt).await;
+            // Each attempt reads the page afresh: the errors of the last are not in this one.
+            let bytes = match r.bytes_mut() {
+                (Some(data), Some(parity)) => Some(PageBytes { data, parity, units, unit_bytes }),
+                _ => None,
+            };
+            let outcome = ecc.check(at, attempt, bytes).await;
             let mut st = self.stats.borrow_mut();
             st.ecc.pages_checked += 1;
             match outcome {
