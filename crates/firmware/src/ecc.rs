@@ -11,7 +11,9 @@
 //!   cycles of the operations the software decoder performs for that many errors
 //!   (Berlekamp–Massey and Chien search, [`bch::CycleModel`]); syndromes are hardware. A
 //!   codeword beyond t is uncorrectable (detected: the metadata-only decision, see
-//!   `docs/bch.md`), and the FTL retries the read down the model's retry table.
+//!   `docs/bch.md`), and the FTL retries the read down the model's retry table. In payload
+//!   and image modes the same counts are flipped as real bits of the page and its parity in
+//!   the buffer read, and the decoder corrects them there (see [`Ecc::check`]).
 //! - **The flat rate** (`rber`, `rber_per_pe`): Poisson errors per codeword at a rate that
 //!   grows with P/E cycles, `correct_cycles` per erroneous codeword, no retry (the model
 //!   before the error model, kept for configurations that use it; like the error model it
