@@ -11,7 +11,9 @@
 //!   cycles of the operations the software decoder performs for that many errors
 //!   (Berlekamp–Massey and Chien search, [`bch::CycleModel`]); syndromes are hardware. A
 //!   codeword beyond t is uncorrectable (detected: the metadata-only decision, see
-//!   `docs/bch.md`), and the FTL retries the read down the model's retry table.
+//!   `docs/bch.md`), and the FTL retries the read down the model's retry table. In payload
+//!   and image modes the same counts are flipped as real bits of the page and its parity in
+//!   the buffer read, and the decoder corrects them there (see [`Ecc::check`]).
 //! - **The flat rate** (`rber`, `rber_per_pe`): Poisson errors per codeword at a rate that
 //!   grows with P/E cycles, `correct_cycles` per erroneous codeword, no retry (the model
 //!   before the error model, kept for configurations that use it; like the error model it
@@ -126,6 +128,18 @@ impl EccConfig {
         self.errors.as_ref().filter(|e| e.enabled)
     }
 
+    /// The parity a payload store keeps with each page when the error model is on (the ECC
+    /// then decodes the bytes read), or `None` when it is off.
+    pub fn parity_layout(&self) -> Option<nand::parity::ParityLayout> {
+        self.errors.as_ref()?;
+        let code = self.code().ok()?;
+        Some(nand::parity::ParityLayout {
+            m: code.m(),
+            t: code.t(),
+            codeword_bytes: self.codeword.bytes() as u32,
+        })
+    }
+
     /// The BCH code: `correctable` bits per `codeword` over the smallest field that holds it.
     pub fn code(&self) -> Result<bch::Bch, bch::BchError> {
         let data_bits = (self.codeword.bytes() * 8).min(u32::MAX as u64) as u32;
@@ -168,6 +182,20 @@ pub struct PageRead {
     /// Bytes of data read (the mapping units asked for): only their codewords go through the
     /// ECC, as only they cross the channel. 0 or more than the page: the whole page.
     pub data_bytes: u32,
+}
+
+/// A page read's bytes, which the ECC corrects in place (payload and image modes, under the
+/// error model).
+pub struct PageBytes<'a> {
+    /// The page as read.
+    pub data: &'a mut [u8],
+    /// Its ECC parity, codeword after codeword ([`nand::parity`]).
+    pub parity: &'a mut [u8],
+    /// The mapping units the read asked for (bit i: unit i of the page): only their codewords
+    /// are decoded, and only they may be returned.
+    pub units: u32,
+    /// Bytes per mapping unit.
+    pub unit_bytes: u32,
 }
 
 /// What the ECC counted on page reads: the host's, GC's and translation pages' (error model
@@ -344,6 +372,9 @@ struct Model {
     /// hardware syndromes pass it), and beyond t (the decoder runs and fails).
     cycles: Vec<u64>,
     fail_cycles: u64,
+    /// The code and its cycle model, for decoding real bytes.
+    code: bch::Bch,
+    cost_model: bch::CycleModel,
     /// When each block was first programmed since its erase (retention counts from there: the
     /// block's oldest page). Blocks programmed before the run count from its start.
     programmed_at: RefCell<Vec<SimTime>>,
@@ -357,6 +388,10 @@ pub struct Ecc {
     codewords: u32,
     ring: Rc<Ring<Job>>,
     rng: Rc<RefCell<SimRng>>,
+    /// Where in a codeword its errors fall, in payload mode: a stream of its own (the count
+    /// stream jumped 2^128 draws ahead), so that the counts drawn, and so every decision,
+    /// are the metadata mode's, draw for draw.
+    positions: Rc<RefCell<(SimRng, Vec<u32>)>>,
     model: Option<Rc<Model>>,
     /// The read attempts a failing read goes through (see [`attempts`](Self::attempts)).
     attempts: Rc<[ReadAttempt]>,
@@ -411,6 +446,8 @@ impl Ecc {
                 codeword_bits: (cfg.codeword.bytes() * 8) as u32,
                 cycles,
                 fail_cycles,
+                code,
+                cost_model: cm,
                 programmed_at: RefCell::new(vec![SimTime::ZERO; blocks as usize]),
             })
         });
@@ -422,6 +459,8 @@ impl Ecc {
         let mut wear_rng = rng.clone();
         wear_rng.long_jump();
         let tally = Tally { by_errors: vec![0; cfg.correctable as usize + 1], ..Tally::default() };
+        let mut jumped = rng.clone();
+        jumped.jump();
         Some(Ecc {
             attempts,
             tally: Rc::new(RefCell::new(tally)),
@@ -431,6 +470,7 @@ impl Ecc {
             codewords: page_bytes / cfg.codeword.bytes() as u32,
             ring,
             rng: Rc::new(RefCell::new(rng)),
+            positions: Rc::new(RefCell::new((jumped, Vec::new()))),
             model,
             wear_rng: Rc::new(RefCell::new(wear_rng)),
         })
@@ -512,15 +552,78 @@ impl Ecc {
 
     /// Checks one read of a page (attempt `attempt` of [`attempts`](Self::attempts)): draws
     /// the bit errors of each codeword and, if any has errors, has the ECC core decode them.
-    pub async fn check(&self, page: PageRead, attempt: ReadAttempt) -> Result<Corrected, Uncorrectable> {
+    ///
+    /// With `bytes` (a payload store's page and parity) and the error model, the errors are
+    /// real: each codeword's count is drawn as without bytes, then as many distinct bits of
+    /// its data and parity are flipped in the buffer and the BCH decoder corrects them there,
+    /// charging the cycles of the operations it performed. A codeword it cannot decode fails
+    /// the read (its bytes are left as received; the caller must not return them). Without
+    /// bytes the same decision and cost come from the count ([`bch::Bch::decide`]).
+    pub async fn check(
+        &self,
+        page: PageRead,
+        attempt: ReadAttempt,
+        bytes: Option<PageBytes<'_>>,
+    ) -> Result<Corrected, Uncorrectable> {
         let (mut erroneous, mut bits, mut worst, mut cycles) = (0u32, 0u32, 0u32, 0u64);
         let cw = self.cfg.codeword.bytes() as u32;
         let codewords = match page.data_bytes {
             0 => self.codewords,
             b => b.div_ceil(cw).clamp(1, self.codewords),
         };
-        match &self.model {
-            Some(m) => {
+        let mut decoded = None;
+        match (&self.model, bytes) {
+            (Some(m), Some(b)) => {
+                decoded = Some(false);
+                let age = PageAge {
+                    pe_cycles: page.erase_count,
+                    retention: self.cx.now().since(m.programmed_at.borrow()[page.block.idx()]),
+                    reads_since_erase: page.reads_since_erase as u64,
+                };
+                let rber = m.errors.rber(m.cell.page_type(page.offset), &age, attempt);
+                let (cwb, pb) = (cw as usize, m.code.parity_bytes());
+                let n = m.code.codeword_bits();
+                let mut rng = self.rng.borrow_mut();
+                let mut pos = self.positions.borrow_mut();
+                let (pos_rng, positions) = &mut *pos;
+                for c in 0..self.codewords as usize {
+                    // The codeword's units: is any of them asked for?
+                    let (first, last) =
+                        (c * cwb / b.unit_bytes as usize, ((c + 1) * cwb - 1) / b.unit_bytes as usize);
+                    if (first..=last).all(|u| b.units & (1 << u) == 0) {
+                        continue;
+                    }
+                    let e = nand::errors::draw_bit_errors(&mut *rng, rber, m.codeword_bits);
+                    if e == 0 {
+                        continue; // as programmed: the hardware syndromes pass it
+                    }
+                    erroneous += 1;
+                    worst = worst.max(e);
+                    let (data, parity) =
+                        (&mut b.data[c * cwb..(c + 1) * cwb], &mut b.parity[c * pb..(c + 1) * pb]);
+                    nand::errors::draw_error_positions(pos_rng, e, n, positions);
+                    for &p in positions.iter() {
+                        let (buf, at) = if p < m.code.data_bits() {
+                            (&mut *data, p)
+                        } else {
+                            (&mut *parity, p - m.code.data_bits())
+                        };
+                        buf[at as usize / 8] ^= 0x80 >> (at % 8);
+                    }
+                    let mut cost = bch::DecodeCost::default();
+                    match m.code.decode(data, parity, &mut cost) {
+                        Ok(bch::Decoded::Corrected { bits: fixed }) => bits += fixed,
+                        // Errors that make another codeword: undetectable (at least 2t + 1 of them).
+                        Ok(bch::Decoded::Clean) => {}
+                        Err(bch::Uncorrectable) => decoded = Some(true),
+                    }
+                    cycles += m.cost_model.cycles(&cost);
+                }
+                if erroneous > 0 {
+                    cycles += m.errors.retry().cost(attempt).extra_decode_cycles;
+                }
+            }
+            (Some(m), None) => {
                 let age = PageAge {
                     pe_cycles: page.erase_count,
                     retention: self.cx.now().since(m.programmed_at.borrow()[page.block.idx()]),
@@ -544,7 +647,7 @@ impl Ecc {
                     cycles += m.errors.retry().cost(attempt).extra_decode_cycles;
                 }
             }
-            None => {
+            (None, _) => {
                 let rber = self.cfg.rber + self.cfg.rber_per_pe * page.erase_count as f64;
                 let lambda = rber * self.cfg.codeword.bytes() as f64 * 8.0;
                 let mut rng = self.rng.borrow_mut();
@@ -559,12 +662,14 @@ impl Ecc {
                 cycles = self.cfg.correct_cycles * erroneous as u64;
             }
         }
+        // The decoder decided on the bytes; without them (or under the flat rate) the count does.
+        let failed = decoded.unwrap_or(worst > self.cfg.correctable);
         if erroneous > 0 {
             let (tx, rx) = oneshot::channel(&self.cx, "ecc correction");
             self.ring.push(Job { cycles, done: tx }).await;
             let _ = rx.await;
         }
-        if worst > self.cfg.correctable {
+        if failed {
             Err(Uncorrectable { cycles })
         } else {
             Ok(Corrected { codewords: erroneous, bits, cycles })

@@ -61,9 +61,34 @@ impl Platform {
             StoreChoice::Memory => FlashArray::new(geo.clone(), boxed(MemoryStore::new(&geo))),
             StoreChoice::Image { path, create: true } => FlashArray::new(
                 geo.clone(),
-                boxed(ImageStore::create(path, &geo, crate::checkpoint::aux_bytes(&geo))?),
+                boxed(ImageStore::create_with_parity(
+                    path,
+                    &geo,
+                    crate::checkpoint::aux_bytes(&geo),
+                    cfg.ecc.parity_layout(),
+                )?),
             ),
-            StoreChoice::Image { path, create: false } => ImageStore::open(path, &geo)?.into_array(geo),
+            StoreChoice::Image { path, create: false } => {
+                let scanned = ImageStore::open(path, &geo)?;
+                let kept = scanned.store.parity_layout();
+                if let Some(wanted) = cfg.ecc.parity_layout()
+                    && kept != Some(wanted)
+                {
+                    let why = match kept {
+                        None => format!(
+                            "it keeps no ECC parity (it was made without ecc.errors, or by a build before \
+                             parity was kept), which ecc.errors needs ({wanted}): make a new image, or turn \
+                             ecc.errors off"
+                        ),
+                        Some(k) => format!(
+                            "it keeps the parity of {k}, but the configuration's ECC is {wanted}: make a new \
+                             image, or set ecc.codeword and ecc.correctable to the image's"
+                        ),
+                    };
+                    return Err(ImageError::Invalid { path: path.clone(), why });
+                }
+                scanned.into_array(geo)
+            }
         };
         Ok(Platform::over_in(sim, cfg, array, fil_core))
     }
@@ -81,6 +106,13 @@ impl Platform {
         fil_core: Option<usize>,
     ) -> Platform {
         assert_eq!(array.geometry(), &cfg.geometry, "the array was made for another geometry");
+        let mut array = array;
+        // A payload store keeps the parity of the image's code (so that every page of the
+        // image has it, whatever this run's ECC does), else of the error model's code if on.
+        if array.keeps_payload() && array.parity().is_none() {
+            let layout = array.store().parity_layout().or(cfg.ecc.parity_layout());
+            array.set_parity(layout).unwrap_or_else(|e| panic!("ECC parity: {e}"));
+        }
         let sim = sim.clone();
         let cores: Vec<CoreId> = cfg.controller.cores.iter().map(|c| sim.add_core(c.clone())).collect();
         let fil = Fil::start(

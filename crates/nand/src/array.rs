@@ -17,6 +17,7 @@ use serde::Serialize;
 use crate::address::{BlockIdx, Lpn, PageIdx, UnitAddr};
 use crate::geometry::Geometry;
 use crate::oob::Oob;
+use crate::parity::{PageParity, ParityLayout};
 use crate::store::PageStore;
 
 const VALID: u32 = 1 << 31;
@@ -86,6 +87,9 @@ pub struct FlashArray {
     /// Erase counts summed over the good blocks, and how many there are (kept as blocks are
     /// erased, aged and marked bad, so the mean wear costs nothing to read).
     wear: (u64, u64),
+    /// The ECC parity encoded with every programmed page's data, if any, and a page's worth of
+    /// room to encode it in.
+    parity: Option<(PageParity, Vec<u8>)>,
 }
 
 impl FlashArray {
@@ -103,6 +107,7 @@ impl FlashArray {
             geo,
             store,
             next_seq: 1,
+            parity: None,
         }
     }
 
@@ -116,6 +121,40 @@ impl FlashArray {
     /// wear is the one over the other. Constant time.
     pub fn wear(&self) -> (u64, u64) {
         self.wear
+    }
+
+    /// Has every later program of a page with data encode its ECC parity under `layout` and
+    /// the store keep it ([`crate::parity`]); `None` stops it. A store that keeps parity of its
+    /// own code ([`PageStore::parity_layout`]) must be given that one.
+    pub fn set_parity(&mut self, layout: Option<ParityLayout>) -> Result<(), String> {
+        if let Some(own) = self.store.parity_layout()
+            && layout != Some(own)
+        {
+            return Err(format!(
+                "the page store keeps the parity of {own}, not {}",
+                layout.map_or("none".to_string(), |l| l.to_string())
+            ));
+        }
+        self.parity = match layout {
+            None => None,
+            Some(l) => {
+                let p = PageParity::new(l, self.geo.page_bytes())?;
+                let buf = vec![0u8; p.page_parity_bytes()];
+                Some((p, buf))
+            }
+        };
+        Ok(())
+    }
+
+    /// The ECC parity programs encode, if any.
+    pub fn parity(&self) -> Option<&PageParity> {
+        self.parity.as_ref().map(|(p, _)| p)
+    }
+
+    /// Reads `page`'s ECC parity into `parity` (one page's worth; zeroes if it has none): the
+    /// spare bytes that come with a page read, so not counted as another read.
+    pub fn read_parity(&mut self, page: PageIdx, parity: &mut [u8]) -> io::Result<()> {
+        self.store.read_parity(page, parity)
     }
 
     /// Rebuilds an array from recovered state (used when reopening a NAND image): blocks as
@@ -296,7 +335,13 @@ impl FlashArray {
         self.next_seq += 1;
         let mut oob = *oob;
         oob.seq = seq;
-        self.store.program(page, &oob, data)?;
+        match (&mut self.parity, data) {
+            (Some((code, buf)), Some(d)) => {
+                code.encode_page(d, buf);
+                self.store.program(page, &oob, data, Some(buf))?
+            }
+            _ => self.store.program(page, &oob, data, None)?,
+        }
         Ok(seq)
     }
 

@@ -34,6 +34,7 @@ mod cell;
 pub mod errors;
 mod geometry;
 mod oob;
+pub mod parity;
 pub mod store;
 mod timing;
 

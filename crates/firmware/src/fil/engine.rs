@@ -390,12 +390,21 @@ impl Engine {
                 Some(d) if !txn.req.want_oob => array.read_payload(txn.req.page, d),
                 d => array.read(txn.req.page, d),
             };
-            match read {
-                Ok(oob) => {
+            // The parity comes with the page (its spare area), so no read is counted for it.
+            let parity = match (&buf, array.parity()) {
+                (Some(_), Some(p)) if txn.req.want_parity => {
+                    let mut parity = vec![0u8; p.page_parity_bytes()].into_boxed_slice();
+                    read.as_ref().ok().map(|_| array.read_parity(txn.req.page, &mut parity).map(|()| parity))
+                }
+                _ => None,
+            };
+            match (read, parity.transpose()) {
+                (Ok(oob), Ok(parity)) => {
                     txn.out.oob = Some(oob);
                     txn.out.data = buf;
+                    txn.out.parity = parity;
                 }
-                Err(e) => txn.out.status = FlashStatus::StoreError(e.to_string()),
+                (Err(e), _) | (_, Err(e)) => txn.out.status = FlashStatus::StoreError(e.to_string()),
             }
         }
     }

@@ -131,6 +131,9 @@ pub struct FlashRequest {
     /// first-write numbers; the LPNs come regardless). A reader that needs the bytes alone
     /// clears it and saves the store an access.
     pub want_oob: bool,
+    /// For a read with `want_data`: also the page's ECC parity, where the array keeps it
+    /// (payload mode with the error model: the ECC decodes the bytes read).
+    pub want_parity: bool,
     /// For a program: what to write.
     pub write: Option<PageWrite>,
 }
@@ -153,7 +156,16 @@ impl FlashRequest {
 
     /// Whole-page transfer, no payload copied out, the store's OOB fields included.
     fn new(op: FlashOp, source: TxnSource, page: PageIdx, write: Option<PageWrite>) -> Self {
-        FlashRequest { op, source, page, xfer_bytes: 0, want_data: false, want_oob: true, write }
+        FlashRequest {
+            op,
+            source,
+            page,
+            xfer_bytes: 0,
+            want_data: false,
+            want_oob: true,
+            want_parity: false,
+            write,
+        }
     }
 }
 
@@ -226,6 +238,8 @@ pub struct TxnOutcome {
     pub oob: Option<Oob>,
     /// For reads with `want_data` on a payload store: the page.
     pub data: Option<Box<[u8]>>,
+    /// For reads with `want_parity` on a store that keeps parity: the page's ECC parity.
+    pub parity: Option<Box<[u8]>>,
     /// For programs: the page's sequence number.
     pub seq: u64,
 }
@@ -247,6 +261,13 @@ impl TxnResult {
     /// [`FlashStatus::ProgramFailed`]).
     pub fn set_status(&mut self, status: FlashStatus) {
         self.0.out.status = status;
+    }
+
+    /// The page read and its ECC parity, to correct in place (either `None` where the read
+    /// returned none).
+    pub(crate) fn bytes_mut(&mut self) -> (Option<&mut [u8]>, Option<&mut [u8]>) {
+        let out = &mut self.0.out;
+        (out.data.as_deref_mut(), out.parity.as_deref_mut())
     }
 
     /// The request this answers.
@@ -280,6 +301,7 @@ impl Txn {
                 timing: TxnTiming { submitted, ..TxnTiming::default() },
                 oob: None,
                 data: None,
+                parity: None,
                 seq: 0,
             },
             slot,

@@ -6,7 +6,7 @@ use nand::{PageIdx, UnitAddr};
 
 use sim::SimDuration;
 
-use crate::ecc::PageRead;
+use crate::ecc::{PageBytes, PageRead};
 use crate::fil::{FlashRequest, FlashStatus, PageWrite, TxnResult, TxnSource};
 use crate::ftl::alloc::keep;
 use crate::ftl::blocks::Stream;
@@ -24,6 +24,16 @@ pub enum MediaError {
     Store(String),
 }
 
+/// How a checked read re-reads its page for a retry: as the first read was asked.
+#[derive(Clone, Copy)]
+struct Again {
+    source: TxnSource,
+    xfer_bytes: u32,
+    want_data: bool,
+    want_oob: bool,
+    want_parity: bool,
+}
+
 fn source(stream: Stream) -> TxnSource {
     match stream {
         Stream::User => TxnSource::User,
@@ -38,20 +48,33 @@ impl FtlInner {
         self.blocks.borrow_mut().pin(self.geo.block_of(page));
     }
 
-    /// Reads `units` mapping units of a page whose block the caller pinned, checks them (store
-    /// errors, then the ECC, which may re-read the page down the error model's retry table
-    /// while the block stays pinned) and unpins it. Returns the last read's result, the check, and the time from the first
-    /// read's end to the check's (decoding and retries: the request's `ecc` phase).
+    /// Every mapping unit of a page, as [`read_checked`](Self::read_checked)'s mask.
+    pub fn whole_page(&self) -> u32 {
+        (1u32 << self.geo.units_per_page()) - 1 // at most 16 units a page
+    }
+
+    /// Reads the mapping units `units` (bit i: unit i) of a page whose block the caller
+    /// pinned, checks them (store errors, then the ECC, which may re-read the page down the
+    /// error model's retry table while the block stays pinned; with bytes and parity it
+    /// corrects them in the result's page) and unpins it. Returns the last read's result, the
+    /// check, and the time from the first read's end to the check's (decoding and retries: the
+    /// request's `ecc` phase). On a failed check the result's bytes are not to be returned.
     pub async fn read_checked(
         &self,
         req: FlashRequest,
         units: u32,
     ) -> (TxnResult, Result<(), MediaError>, SimDuration) {
         let (page, block) = (req.page, self.geo.block_of(req.page));
-        let again = (req.source, req.xfer_bytes, req.want_data, req.want_oob);
+        let again = Again {
+            source: req.source,
+            xfer_bytes: req.xfer_bytes,
+            want_data: req.want_data,
+            want_oob: req.want_oob,
+            want_parity: req.want_parity,
+        };
         let mut r = self.fil.submit(req).await;
         let t = self.cx.now();
-        let checked = self.check_read(page, units * self.geo.unit_bytes(), &mut r, again).await;
+        let checked = self.check_read(page, units, &mut r, again).await;
         let mut blocks = self.blocks.borrow_mut();
         blocks.unpin(block);
         if blocks.info(block).pins == 0 {
@@ -61,16 +84,16 @@ impl FtlInner {
         (r, checked, self.cx.now().since(t))
     }
 
-    /// Checks a finished read of `data_bytes` of `page`: store errors, then (if configured) the
-    /// ECC, at each attempt re-reading the page as `again` (source, transfer bytes, data, OOB)
-    /// asked.
+    /// Checks a finished read of the units `units` of `page`: store errors, then (if
+    /// configured) the ECC, at each attempt re-reading the page as `again` asked.
     async fn check_read(
         &self,
         page: PageIdx,
-        data_bytes: u32,
+        units: u32,
         r: &mut TxnResult,
-        again: (TxnSource, u32, bool, bool),
+        again: Again,
     ) -> Result<(), MediaError> {
+        let (unit_bytes, data_bytes) = (self.geo.unit_bytes(), units.count_ones() * self.geo.unit_bytes());
         if let FlashStatus::StoreError(e) = &r.status {
             return Err(MediaError::Store(e.clone()));
         }
@@ -81,14 +104,14 @@ impl FtlInner {
         // count towards UBER.
         let asked =
             if data_bytes == 0 { self.geo.page_bytes() } else { data_bytes.min(self.geo.page_bytes()) };
-        let host = again.0 == TxnSource::User;
+        let host = again.source == TxnSource::User;
         let (host_bits, internal) = if host { (8 * asked as u64, 0) } else { (0, 1) };
         for (i, &attempt) in ecc.attempts().iter().enumerate() {
             if i > 0 {
                 for _ in 0..ecc.array_reads(attempt) {
-                    let (source, xfer_bytes, want_data, want_oob) = again;
-                    let mut req = FlashRequest::read(source, page);
-                    (req.xfer_bytes, req.want_data, req.want_oob) = (xfer_bytes, want_data, want_oob);
+                    let mut req = FlashRequest::read(again.source, page);
+                    (req.xfer_bytes, req.want_data, req.want_oob, req.want_parity) =
+                        (again.xfer_bytes, again.want_data, again.want_oob, again.want_parity);
                     *r = self.fil.submit(req).await;
                     if let FlashStatus::StoreError(e) = &r.status {
                         return Err(MediaError::Store(e.clone()));
@@ -105,7 +128,12 @@ impl FtlInner {
                     data_bytes,
                 }
             };
-            let outcome = ecc.check(at, attempt).await;
+            // Each attempt reads the page afresh: the errors of the last are not in this one.
+            let bytes = match r.bytes_mut() {
+                (Some(data), Some(parity)) => Some(PageBytes { data, parity, units, unit_bytes }),
+                _ => None,
+            };
+            let outcome = ecc.check(at, attempt, bytes).await;
             let mut st = self.stats.borrow_mut();
             st.ecc.pages_checked += 1;
             match outcome {

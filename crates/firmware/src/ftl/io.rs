@@ -191,25 +191,27 @@ impl FtlInner {
         ph.lock += locked;
         ph.mapping += self.cx.now().since(t0) - locked;
         self.enter(Point::Flash, None).await;
-        // Each distinct page once, with the number of its units asked for.
+        // Each distinct page once, with the units asked for (bit i: unit i of the page).
         let mut pages: SmallVec<[(PageIdx, u32); 4]> = SmallVec::new();
         for u in units.iter().flatten() {
-            let (page, _) = self.geo.unit_page(*u);
+            let (page, slot) = self.geo.unit_page(*u);
             match pages.iter_mut().find(|(p, _)| *p == page) {
-                Some((_, n)) => {
-                    *n += 1;
+                Some((_, mask)) => {
+                    *mask |= 1 << slot;
                     self.blocks.borrow_mut().unpin(self.geo.block_of(page)); // one pin per page read
                 }
-                None => pages.push((page, 1)),
+                None => pages.push((page, 1 << slot)),
             }
         }
         let upp = self.geo.units_per_page();
-        let read_page = |page: PageIdx, units: u32| async move {
+        let read_page = |page: PageIdx, mask: u32| async move {
             let mut req = FlashRequest::read(TxnSource::User, page);
-            req.xfer_bytes = self.fil.timing().partial_xfer_bytes(units, upp, self.geo.unit_bytes());
+            req.xfer_bytes =
+                self.fil.timing().partial_xfer_bytes(mask.count_ones(), upp, self.geo.unit_bytes());
             req.want_data = self.payload;
             req.want_oob = !self.payload; // bytes alone; metadata-only reads need the tags
-            self.read_checked(req, units).await
+            req.want_parity = self.payload && self.ecc.is_some(); // the ECC decodes the bytes
+            self.read_checked(req, mask).await
         };
         let reads: SmallVec<[_; 1]> = match pages.as_slice() {
             [] => SmallVec::new(),

@@ -237,7 +237,7 @@ impl FtlInner {
         // from the data pages' OOB).
         self.pin(page);
         let (_, checked, _) =
-            self.read_checked(FlashRequest::read(TxnSource::Mapping, page), self.geo.units_per_page()).await;
+            self.read_checked(FlashRequest::read(TxnSource::Mapping, page), self.whole_page()).await;
         if checked.is_err() {
             self.stats.borrow_mut().media.unreadable_tpages += 1;
         }

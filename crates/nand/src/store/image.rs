@@ -11,6 +11,7 @@ use crate::address::{BlockIdx, PageIdx};
 use crate::array::{BlockState, FlashArray};
 use crate::geometry::Geometry;
 use crate::oob::Oob;
+use crate::parity::ParityLayout;
 use crate::store::PageStore;
 use crate::store::behind::WriteBehind;
 use crate::store::image_format::{self as fmt, BlockEntry, Header, Layout, SuperblockError};
@@ -64,6 +65,8 @@ pub struct ImageStore {
     blocks: Vec<BlockEntry>,
     /// Programs still queued, oldest first: (push number, page).
     queued: VecDeque<(u64, PageIdx)>,
+    /// The code whose parity the image keeps (version 2), if any.
+    parity: Option<ParityLayout>,
 }
 
 /// What [`ImageStore::open`] found: the block table and the OOB of every programmed page.
@@ -88,7 +91,22 @@ impl ImageStore {
     /// firmware checkpoints; every block starts erased. The file is sparse: it takes disk space
     /// only for what is written.
     pub fn create(path: &Path, geo: &Geometry, aux_bytes: u64) -> Result<ImageStore, ImageError> {
+        ImageStore::create_with_parity(path, geo, aux_bytes, None)
+    }
+
+    /// [`create`](Self::create) an image that keeps, with every page, the ECC parity of
+    /// `parity` (a version 2 image: see `image_format.rs`); `None` keeps none (version 1).
+    pub fn create_with_parity(
+        path: &Path,
+        geo: &Geometry,
+        aux_bytes: u64,
+        parity: Option<ParityLayout>,
+    ) -> Result<ImageStore, ImageError> {
         let io_err = |error| ImageError::Io { path: path.to_path_buf(), error };
+        let header = Header { geometry: geo.clone(), aux_bytes, parity };
+        let parity_bytes = header
+            .parity_bytes()
+            .map_err(|why| ImageError::Invalid { path: path.to_path_buf(), why: format!("parity: {why}") })?;
         let file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -96,8 +114,7 @@ impl ImageStore {
             .truncate(true)
             .open(path)
             .map_err(io_err)?;
-        let header = Header { geometry: geo.clone(), aux_bytes };
-        let layout = Layout::new(geo, header.aux_bytes);
+        let layout = Layout::new(geo, header.aux_bytes, parity_bytes);
         file.set_len(layout.end).map_err(io_err)?;
         file.write_all_at(&fmt::encode_superblock(&header), 0).map_err(io_err)?;
         Ok(ImageStore {
@@ -107,6 +124,7 @@ impl ImageStore {
             pages_per_block: geo.pages,
             blocks: vec![BlockEntry::default(); geo.total_blocks() as usize],
             queued: VecDeque::new(),
+            parity,
         })
     }
 
@@ -124,7 +142,11 @@ impl ImageStore {
             invalid(match e {
                 SuperblockError::Magic => "bad magic number".into(),
                 SuperblockError::Version(v) => {
-                    format!("format version {v}, this build reads {}", fmt::VERSION)
+                    format!(
+                        "format version {v}, this build reads {} to {}",
+                        fmt::VERSION_NO_PARITY,
+                        fmt::VERSION
+                    )
                 }
                 SuperblockError::Checksum => "superblock checksum mismatch".into(),
                 SuperblockError::Header(h) => format!("bad header: {h}"),
@@ -133,7 +155,7 @@ impl ImageStore {
         if let Some((field, image, config)) = first_difference(&header.geometry, geo) {
             return Err(ImageError::GeometryMismatch { path: path.to_path_buf(), field, image, config });
         }
-        let layout = Layout::new(geo, header.aux_bytes);
+        let layout = Layout::new(geo, header.aux_bytes, header.parity_bytes().map_err(&invalid)?);
         let len = file.metadata().map_err(io_err)?.len();
         if len < layout.end {
             return Err(invalid(format!("truncated: {len} bytes, expected {}", layout.end)));
@@ -154,6 +176,7 @@ impl ImageStore {
             pages_per_block: geo.pages,
             blocks,
             queued: VecDeque::new(),
+            parity: header.parity,
         };
         let (states, pages) = store.scan(geo).map_err(io_err)?;
         Ok(ScannedImage { store, blocks: states, pages })
@@ -256,6 +279,10 @@ impl ImageStore {
         self.layout.data + page.0 as u64 * self.layout.page_bytes
     }
 
+    fn parity_offset(&self, page: PageIdx) -> u64 {
+        self.layout.parity + page.0 as u64 * self.layout.parity_bytes
+    }
+
     fn write_block_entry(&self, block: BlockIdx) -> io::Result<()> {
         let at = self.layout.blocks + block.0 as u64 * fmt::BLOCK_ENTRY_BYTES;
         self.behind.push([(at, fmt::encode_block(&self.blocks[block.idx()]).to_vec())]).map(drop)
@@ -274,17 +301,34 @@ fn first_difference(image: &Geometry, config: &Geometry) -> Option<(String, Stri
 }
 
 impl PageStore for ImageStore {
-    fn program(&mut self, page: PageIdx, oob: &Oob, data: Option<&[u8]>) -> io::Result<()> {
-        // The data before the OOB record: a torn program leaves the page unprogrammed.
+    fn program(
+        &mut self,
+        page: PageIdx,
+        oob: &Oob,
+        data: Option<&[u8]>,
+        parity: Option<&[u8]>,
+    ) -> io::Result<()> {
+        // The data and parity before the OOB record: a torn program leaves the page
+        // unprogrammed.
         let data = data.map(|d| {
             assert_eq!(d.len() as u64, self.layout.page_bytes, "program payload must be one whole page");
             let mut b = self.behind.buffer(d.len());
             b.extend_from_slice(d);
             (self.data_offset(page), b)
         });
+        let parity = match (parity, self.layout.parity_bytes) {
+            (None, _) => None,
+            (Some(p), n) if p.len() as u64 == n => Some((self.parity_offset(page), p.to_vec())),
+            (Some(p), n) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("{} bytes of parity for page {}; the image keeps {n} a page", p.len(), page.0),
+                ));
+            }
+        };
         let generation = self.blocks[(page.0 / self.pages_per_block) as usize].generation;
         let record = (self.oob_offset(page), fmt::encode_oob(oob, generation).to_vec());
-        let n = self.behind.push(data.into_iter().chain([record]))?;
+        let n = self.behind.push(data.into_iter().chain(parity).chain([record]))?;
         self.forget_written();
         self.queued.push_back((n, page));
         Ok(())
@@ -310,6 +354,30 @@ impl PageStore for ImageStore {
     fn read_payload(&mut self, page: PageIdx, data: &mut [u8]) -> io::Result<()> {
         self.settle(page)?;
         self.file().read_exact_at(data, self.data_offset(page))
+    }
+
+    fn read_parity(&mut self, page: PageIdx, parity: &mut [u8]) -> io::Result<()> {
+        if self.layout.parity_bytes == 0 {
+            parity.fill(0);
+            return Ok(());
+        }
+        if parity.len() as u64 != self.layout.parity_bytes {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "{} bytes of parity asked of page {}; the image keeps {}",
+                    parity.len(),
+                    page.0,
+                    self.layout.parity_bytes
+                ),
+            ));
+        }
+        self.settle(page)?;
+        self.file().read_exact_at(parity, self.parity_offset(page))
+    }
+
+    fn parity_layout(&self) -> Option<ParityLayout> {
+        self.parity
     }
 
     /// The block's new generation makes its old OOB records stale; then its page data is
@@ -374,7 +442,7 @@ mod tests {
         let mut oob = Oob::new(&[slot; 4]);
         oob.seq = 1;
         let data = vec![0xabu8; g.page_bytes() as usize];
-        store.program(PageIdx(0), &oob, Some(&data)).unwrap();
+        store.program(PageIdx(0), &oob, Some(&data), None).unwrap();
         store.sync().unwrap();
         store.file().write_all_at(&data, store.data_offset(PageIdx(1))).unwrap();
         drop(store);
@@ -394,7 +462,7 @@ mod tests {
             let mut oob = Oob::new(&[OobSlot { lpn: Some(Lpn(p)), tag: DataTag(p as u16) }; 4]);
             oob.seq = u64::from(p) + 1;
             let data = vec![p as u8 + 1; g.page_bytes() as usize];
-            store.program(PageIdx(p), &oob, Some(&data)).unwrap();
+            store.program(PageIdx(p), &oob, Some(&data), None).unwrap();
             let mut back = vec![0u8; data.len()];
             store.read_payload(PageIdx(p), &mut back).unwrap();
             assert_eq!(back, data, "page {p}");
@@ -427,7 +495,7 @@ mod tests {
         let program = |store: &mut ImageStore, p: u32, fill: u8| {
             let mut oob = Oob::new(&[OobSlot { lpn: Some(Lpn(p)), tag: DataTag(1) }; 4]);
             oob.seq = u64::from(p) + 1;
-            store.program(PageIdx(p), &oob, Some(&vec![fill; page_bytes])).unwrap();
+            store.program(PageIdx(p), &oob, Some(&vec![fill; page_bytes]), None).unwrap();
         };
         for p in 0..2 * pages {
             program(&mut store, p, 0xa5);
@@ -462,6 +530,43 @@ mod tests {
         drop(store);
         let scanned = ImageStore::open(&path, &g).unwrap();
         assert_eq!(scanned.blocks[0].write_ptr, 1, "one page of the erased block programmed since");
+    }
+
+    /// An image made with a code keeps each page's parity after its data, across a reopen, and
+    /// its array encodes with that code only.
+    #[test]
+    fn an_image_with_parity_keeps_each_page_s_parity() {
+        use crate::parity::{PageParity, ParityLayout};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("dev.ssdimg");
+        let g = crate::geometry::tiny();
+        let layout = ParityLayout { m: 13, t: 12, codeword_bytes: 512 };
+        let store = ImageStore::create_with_parity(&path, &g, 0, Some(layout)).unwrap();
+        let mut a = FlashArray::new(g.clone(), Box::new(store));
+        let other = ParityLayout { t: 8, ..layout };
+        assert!(a.set_parity(Some(other)).is_err(), "the image's code only");
+        a.set_parity(Some(layout)).unwrap();
+        let data: Vec<u8> = (0..g.page_bytes()).map(|i| (i * 13 % 251) as u8).collect();
+        let oob = Oob::new(&[OobSlot { lpn: Some(Lpn(3)), tag: DataTag(1) }; 4]);
+        a.program(PageIdx(0), &oob, Some(&data)).unwrap();
+        let code = PageParity::new(layout, g.page_bytes()).unwrap();
+        let mut want = vec![0u8; code.page_parity_bytes()];
+        code.encode_page(&data, &mut want);
+        let mut got = vec![0u8; want.len()];
+        a.read_parity(PageIdx(0), &mut got).unwrap();
+        assert_eq!(got, want);
+        let mut a = ImageStore::open(&path, &g).unwrap().into_array(g.clone());
+        assert_eq!(a.store().parity_layout(), Some(layout));
+        got.fill(0);
+        a.read_parity(PageIdx(0), &mut got).unwrap();
+        assert_eq!(got, want, "after a reopen");
+        // An image without parity is still a version 1 image, and keeps none.
+        let plain = dir.path().join("plain.ssdimg");
+        drop(ImageStore::create(&plain, &g, 0).unwrap());
+        let mut sb = [0u8; 12];
+        File::open(&plain).unwrap().read_exact_at(&mut sb, 0).unwrap();
+        assert_eq!(u32::from_le_bytes(sb[8..12].try_into().unwrap()), 1);
+        assert_eq!(ImageStore::open(&plain, &g).unwrap().store.parity_layout(), None);
     }
 
     #[test]

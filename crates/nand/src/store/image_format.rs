@@ -12,7 +12,16 @@
 //!                     data's first program u64 from 120 (0 = the page's own),
 //!                     crc32 of bytes 0..252 at 252
 //! (4 KiB aligned)     page data: per page `page_size` bytes
+//! (4 KiB aligned)     version 2 only: ECC parity, per page the header's code's parity
+//!                     bytes for each of its codewords in order (`crate::parity`)
 //! ```
+//!
+//! Version 1 images keep no parity (their header names no code); version 2 images name the
+//! code in the header (`"parity": {"m": 13, "t": 12, "codeword_bytes": 512}`) and keep its
+//! parity after the page data, so every region before it sits where it does in version 1.
+//! This build reads both and writes version 1 unless the image keeps parity, so images made
+//! without parity stay readable by older builds, which refuse a version 2 image by its
+//! version number rather than lose its parity.
 //!
 //! Erasing a block bumps its generation in the block table; an OOB record whose generation is
 //! not its block's current one belongs to an erased page. A program writes the data before the
@@ -23,9 +32,13 @@ use serde::{Deserialize, Serialize};
 use crate::address::Lpn;
 use crate::geometry::Geometry;
 use crate::oob::{DataTag, Oob, OobSlot};
+use crate::parity::{PageParity, ParityLayout};
 
 pub const MAGIC: &[u8; 8] = b"SSDLABNI";
-pub const VERSION: u32 = 1;
+/// The newest format version (an image that keeps ECC parity).
+pub const VERSION: u32 = 2;
+/// The version of an image that keeps no parity (as every image before version 2).
+pub const VERSION_NO_PARITY: u32 = 1;
 pub const SUPERBLOCK_BYTES: u64 = 4096;
 pub const BLOCK_ENTRY_BYTES: u64 = 16;
 pub const OOB_RECORD_BYTES: u64 = 256;
@@ -38,6 +51,20 @@ pub struct Header {
     pub geometry: Geometry,
     #[serde(default)]
     pub aux_bytes: u64,
+    /// The code whose parity the image keeps with each page (version 2), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parity: Option<ParityLayout>,
+}
+
+impl Header {
+    /// Parity bytes the image keeps per page (0 if none); an error if the code does not fit
+    /// the geometry's page.
+    pub fn parity_bytes(&self) -> Result<u64, String> {
+        match self.parity {
+            None => Ok(0),
+            Some(l) => Ok(PageParity::new(l, self.geometry.page_bytes())?.page_parity_bytes() as u64),
+        }
+    }
 }
 
 /// Byte offsets of the regions for a geometry.
@@ -47,8 +74,11 @@ pub struct Layout {
     pub aux: u64,
     pub oob: u64,
     pub data: u64,
+    pub parity: u64,
     pub end: u64,
     pub page_bytes: u64,
+    /// Parity bytes per page (0: no parity region).
+    pub parity_bytes: u64,
 }
 
 fn align(v: u64) -> u64 {
@@ -56,13 +86,20 @@ fn align(v: u64) -> u64 {
 }
 
 impl Layout {
-    pub fn new(geo: &Geometry, aux_bytes: u64) -> Self {
+    /// The layout of an image of `geo` with `aux_bytes` of aux region and `parity_bytes` of
+    /// parity per page.
+    pub fn new(geo: &Geometry, aux_bytes: u64, parity_bytes: u64) -> Self {
         let blocks = SUPERBLOCK_BYTES;
         let aux = align(blocks + geo.total_blocks() as u64 * BLOCK_ENTRY_BYTES);
         let oob = align(aux + aux_bytes);
         let data = align(oob + geo.total_pages() as u64 * OOB_RECORD_BYTES);
         let page_bytes = geo.page_size.bytes();
-        Layout { blocks, aux, oob, data, end: data + geo.total_pages() as u64 * page_bytes, page_bytes }
+        let data_end = data + geo.total_pages() as u64 * page_bytes;
+        let (parity, end) = match parity_bytes {
+            0 => (data_end, data_end),
+            b => (align(data_end), align(data_end) + geo.total_pages() as u64 * b),
+        };
+        Layout { blocks, aux, oob, data, parity, end, page_bytes, parity_bytes }
     }
 }
 
@@ -71,7 +108,8 @@ pub fn encode_superblock(h: &Header) -> Vec<u8> {
     let mut sb = vec![0u8; SUPERBLOCK_BYTES as usize];
     assert!(json.len() <= sb.len() - 20, "image header too large");
     sb[..8].copy_from_slice(MAGIC);
-    sb[8..12].copy_from_slice(&VERSION.to_le_bytes());
+    let version = if h.parity.is_some() { VERSION } else { VERSION_NO_PARITY };
+    sb[8..12].copy_from_slice(&version.to_le_bytes());
     sb[12..16].copy_from_slice(&(json.len() as u32).to_le_bytes());
     sb[16..16 + json.len()].copy_from_slice(&json);
     let crc = crc32fast::hash(&sb[..4092]);
@@ -93,7 +131,7 @@ pub fn decode_superblock(sb: &[u8]) -> Result<Header, SuperblockError> {
         return Err(SuperblockError::Magic);
     }
     let version = u32::from_le_bytes(sb[8..12].try_into().expect("4 bytes"));
-    if version != VERSION {
+    if !(VERSION_NO_PARITY..=VERSION).contains(&version) {
         return Err(SuperblockError::Version(version));
     }
     let crc = u32::from_le_bytes(sb[4092..4096].try_into().expect("4 bytes"));
@@ -104,7 +142,16 @@ pub fn decode_superblock(sb: &[u8]) -> Result<Header, SuperblockError> {
     if len > 4092 - 16 {
         return Err(SuperblockError::Header(format!("header length {len} is too large")));
     }
-    serde_json::from_slice(&sb[16..16 + len]).map_err(|e| SuperblockError::Header(e.to_string()))
+    let h: Header =
+        serde_json::from_slice(&sb[16..16 + len]).map_err(|e| SuperblockError::Header(e.to_string()))?;
+    if (h.parity.is_some()) != (version == VERSION) {
+        return Err(SuperblockError::Header(format!(
+            "a version {version} header {} parity",
+            if h.parity.is_some() { "names" } else { "names no" }
+        )));
+    }
+    h.parity_bytes().map_err(SuperblockError::Header)?;
+    Ok(h)
 }
 
 /// One block-table entry.
@@ -196,6 +243,32 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    #[test]
+    fn an_image_with_parity_is_version_2_and_one_without_stays_version_1() {
+        let geometry = crate::geometry::tiny();
+        let plain = Header { geometry: geometry.clone(), aux_bytes: 0, parity: None };
+        let sb = encode_superblock(&plain);
+        assert_eq!(u32::from_le_bytes(sb[8..12].try_into().unwrap()), 1);
+        assert_eq!(decode_superblock(&sb), Ok(plain.clone()));
+        let layout = ParityLayout { m: 13, t: 12, codeword_bytes: 512 };
+        let with = Header { geometry, aux_bytes: 0, parity: Some(layout) };
+        let sb = encode_superblock(&with);
+        assert_eq!(u32::from_le_bytes(sb[8..12].try_into().unwrap()), 2);
+        assert_eq!(decode_superblock(&sb), Ok(with.clone()));
+        // The parity region follows the page data, which stays where version 1 has it.
+        let (a, b) = (
+            Layout::new(&plain.geometry, 0, 0),
+            Layout::new(&with.geometry, 0, with.parity_bytes().unwrap()),
+        );
+        assert_eq!((a.oob, a.data), (b.oob, b.data));
+        assert!(b.parity >= a.end && b.end == b.parity + with.geometry.total_pages() as u64 * b.parity_bytes);
+        let mut future = encode_superblock(&with);
+        future[8..12].copy_from_slice(&3u32.to_le_bytes());
+        let crc = crc32fast::hash(&future[..4092]);
+        future[4092..].copy_from_slice(&crc.to_le_bytes());
+        assert_eq!(decode_superblock(&future), Err(SuperblockError::Version(3)));
+    }
+
     proptest! {
         #[test]
         fn oob_records_round_trip(seq in any::<u64>(), generation in any::<u32>(),
@@ -227,7 +300,7 @@ mod tests {
         }
 
         #[test]
-        fn superblock_decoder_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..5000)) {
+        fn superblock_decoder_never_panics_on_random_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..5000)) {
             let _ = decode_superblock(&bytes);
         }
     }

@@ -7,10 +7,11 @@ use crate::geometry::Geometry;
 use crate::oob::Oob;
 use crate::store::PageStore;
 
-/// A programmed page: its OOB as written and its payload, if one was given.
+/// A programmed page: its OOB as written, its payload and its ECC parity, if given.
 struct Record {
     oob: Oob,
     payload: Option<Box<[u8]>>,
+    parity: Option<Box<[u8]>>,
 }
 
 /// Keeps each programmed page's OOB and payload in RAM.
@@ -34,13 +35,23 @@ impl MemoryStore {
 }
 
 impl PageStore for MemoryStore {
-    fn program(&mut self, page: PageIdx, oob: &Oob, data: Option<&[u8]>) -> io::Result<()> {
+    fn program(
+        &mut self,
+        page: PageIdx,
+        oob: &Oob,
+        data: Option<&[u8]>,
+        parity: Option<&[u8]>,
+    ) -> io::Result<()> {
         let data = data.map(|d| {
             assert_eq!(d.len(), self.page_bytes, "program payload must be one whole page");
             self.payload_bytes += d.len();
             Box::<[u8]>::from(d)
         });
-        self.pages[page.idx()] = Some(Box::new(Record { oob: *oob, payload: data }));
+        let parity = parity.map(|p| {
+            self.payload_bytes += p.len();
+            Box::<[u8]>::from(p)
+        });
+        self.pages[page.idx()] = Some(Box::new(Record { oob: *oob, payload: data, parity }));
         Ok(())
     }
 
@@ -68,13 +79,21 @@ impl PageStore for MemoryStore {
         Ok(())
     }
 
+    fn read_parity(&mut self, page: PageIdx, parity: &mut [u8]) -> io::Result<()> {
+        match self.pages[page.idx()].as_ref().and_then(|rec| rec.parity.as_ref()) {
+            Some(p) => parity.copy_from_slice(p),
+            None => parity.fill(0),
+        }
+        Ok(())
+    }
+
     fn erase(&mut self, block: BlockIdx, _erase_count: u32) -> io::Result<()> {
         let first = block.idx() * self.pages_per_block;
         for p in &mut self.pages[first..first + self.pages_per_block] {
-            if let Some(rec) = p.take()
-                && let Some(d) = &rec.payload
-            {
-                self.payload_bytes -= d.len();
+            if let Some(rec) = p.take() {
+                let kept =
+                    rec.payload.as_ref().map_or(0, |d| d.len()) + rec.parity.as_ref().map_or(0, |d| d.len());
+                self.payload_bytes -= kept;
             }
         }
         Ok(())

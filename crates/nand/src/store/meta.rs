@@ -34,7 +34,13 @@ impl MetaStore {
 }
 
 impl PageStore for MetaStore {
-    fn program(&mut self, page: PageIdx, oob: &Oob, _data: Option<&[u8]>) -> io::Result<()> {
+    fn program(
+        &mut self,
+        page: PageIdx,
+        oob: &Oob,
+        _data: Option<&[u8]>,
+        _parity: Option<&[u8]>,
+    ) -> io::Result<()> {
         let base = page.idx() * self.upp;
         // A few tags: an element loop, not a call to memcpy.
         for (t, &v) in self.tags[base..base + self.upp].iter_mut().zip(oob.tags()) {

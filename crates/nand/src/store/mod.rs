@@ -20,6 +20,7 @@ pub use meta::MetaStore;
 
 use crate::address::{BlockIdx, PageIdx};
 use crate::oob::Oob;
+use crate::parity::ParityLayout;
 
 /// Storage behind a [`FlashArray`](crate::FlashArray).
 ///
@@ -30,8 +31,15 @@ use crate::oob::Oob;
 /// payloads.
 pub trait PageStore {
     /// Records a programmed page. `data`, when given, is one whole page; a payload store keeps
-    /// it (a missing payload reads back as zeroes).
-    fn program(&mut self, page: PageIdx, oob: &Oob, data: Option<&[u8]>) -> io::Result<()>;
+    /// it (a missing payload reads back as zeroes). `parity`, when given, is the page's ECC
+    /// parity (see [`crate::parity`]); a store that keeps parity keeps it with the page.
+    fn program(
+        &mut self,
+        page: PageIdx,
+        oob: &Oob,
+        data: Option<&[u8]>,
+        parity: Option<&[u8]>,
+    ) -> io::Result<()>;
 
     /// Fills the tags (and the sequence number, where kept) of `oob`, whose LPNs the array has
     /// already filled, and the payload into `data` if given (zeroes if the store keeps none).
@@ -41,6 +49,21 @@ pub trait PageStore {
     /// needs none of the OOB fields the store keeps: a store that keeps them apart from the
     /// payload saves an access (the image store, a `pread`).
     fn read_payload(&mut self, page: PageIdx, data: &mut [u8]) -> io::Result<()>;
+
+    /// Reads the page's ECC parity into `parity` (one page's worth). A page programmed
+    /// without parity, or a store that keeps none, reads zeroes: the parity of all-zero data,
+    /// which is what such a page's data reads as when the store keeps no payload either.
+    fn read_parity(&mut self, page: PageIdx, parity: &mut [u8]) -> io::Result<()> {
+        let _ = page;
+        parity.fill(0);
+        Ok(())
+    }
+
+    /// The code whose parity the store keeps whatever the array asks (an image made with
+    /// one), if any; `None` for a store that keeps what it is given, or nothing.
+    fn parity_layout(&self) -> Option<ParityLayout> {
+        None
+    }
 
     /// Forgets every page of `block`; `erase_count` is the block's count after this erase.
     fn erase(&mut self, block: BlockIdx, erase_count: u32) -> io::Result<()>;

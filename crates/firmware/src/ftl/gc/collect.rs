@@ -249,10 +249,11 @@ impl FtlInner {
                 units.into_iter().partition(|(_, l)| l.0 >= TRANSLATION_LPN_BASE);
             let mut req = FlashRequest::read(TxnSource::Gc, page);
             req.want_data = self.payload;
+            req.want_parity = self.payload && self.ecc.is_some(); // the ECC decodes the bytes
             // Checked by the ECC like a host read (every codeword of the page crosses the
             // channel), retried down the error model's table.
             self.pin(page);
-            let (r, checked, _) = self.read_checked(req, self.geo.units_per_page()).await;
+            let (r, checked, _) = self.read_checked(req, self.whole_page()).await;
             if r.status != FlashStatus::Ok || checked.is_err() {
                 // A store failure or an uncorrectable page: its units stay where they are, and
                 // the block is not erased below (it leaves circulation, counted).
