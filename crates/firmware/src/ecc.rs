@@ -586,6 +586,7 @@ impl Ecc {
                 let mut rng = self.rng.borrow_mut();
                 let mut pos = self.positions.borrow_mut();
                 let (pos_rng, positions) = &mut *pos;
+                let mut tally = self.tally.borrow_mut();
                 for c in 0..self.codewords as usize {
                     // The codeword's units: is any of them asked for?
                     let (first, last) =
@@ -594,6 +595,7 @@ impl Ecc {
                         continue;
                     }
                     let e = nand::errors::draw_bit_errors(&mut *rng, rber, m.codeword_bits);
+                    tally.codeword(e);
                     if e == 0 {
                         continue; // as programmed: the hardware syndromes pass it
                     }

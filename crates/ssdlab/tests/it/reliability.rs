@@ -309,11 +309,14 @@ fn payload_mode_decodes_real_bytes_and_agrees_with_metadata_mode() {
         // above degree t stops before the Chien search (docs/bch.md). With no read beyond the
         // code (the first case, retries included) the cycles are identical; with many, within 0.1%.
         let close = |a: u64, b: u64| a.abs_diff(b) as f64 <= 1e-3 * b as f64;
+        // So is the ECC core's busy time, which every decode adds to (failed attempts too).
         assert!(close(bytes.decode_cycles, meta.decode_cycles), "{bytes:?}\n{meta:?}");
+        assert!(close(bytes.busy_ns, meta.busy_ns), "{bytes:?}\n{meta:?}");
         if meta.uncorrectable_reads == 0 {
-            assert_eq!(bytes.decode_cycles, meta.decode_cycles);
+            assert_eq!((bytes.decode_cycles, bytes.busy_ns), (meta.decode_cycles, meta.busy_ns));
         }
-        let same_cycles = EccStats { decode_cycles: meta.decode_cycles, ..bytes.clone() };
+        let same_cycles =
+            EccStats { decode_cycles: meta.decode_cycles, busy_ns: meta.busy_ns, ..bytes.clone() };
         assert_eq!(same_cycles, meta, "payload (left) and metadata (right) modes, {errors}");
         assert_eq!(bytes_errors, meta_errors);
         assert_eq!(bytes_errors, bytes.uncorrectable_reads);
