@@ -262,22 +262,12 @@ impl EccStats {
         self.codewords_corrected += b.codewords_corrected;
         self.bits_corrected += b.bits_corrected;
         self.decode_cycles += b.decode_cycles;
-        if self.by_attempt.len() < b.by_attempt.len() {
-            self.by_attempt.resize(b.by_attempt.len(), 0);
-        }
-        for (a, x) in self.by_attempt.iter_mut().zip(&b.by_attempt) {
-            *a += x;
-        }
+        add_counts(&mut self.by_attempt, &b.by_attempt);
         self.codewords_checked += b.codewords_checked;
         self.bits_checked += b.bits_checked;
         self.bits_observed += b.bits_observed;
         self.codewords_failed += b.codewords_failed;
-        if self.errors_per_codeword.len() < b.errors_per_codeword.len() {
-            self.errors_per_codeword.resize(b.errors_per_codeword.len(), 0);
-        }
-        for (a, x) in self.errors_per_codeword.iter_mut().zip(&b.errors_per_codeword) {
-            *a += x;
-        }
+        add_counts(&mut self.errors_per_codeword, &b.errors_per_codeword);
         self.data_bits_read += b.data_bits_read;
         self.units_uncorrectable += b.units_uncorrectable;
         self.internal_reads += b.internal_reads;
@@ -516,11 +506,7 @@ impl Ecc {
     /// without the error model. What data refresh compares with the code's strength.
     pub fn expected_worst(&self, block: BlockIdx, erase_count: u32, reads_since_erase: u32) -> Option<f64> {
         let m = self.model.as_ref()?;
-        let age = PageAge {
-            pe_cycles: erase_count,
-            retention: self.cx.now().since(m.programmed_at.borrow()[block.idx()]),
-            reads_since_erase: reads_since_erase as u64,
-        };
+        let age = self.age(m, block, erase_count, reads_since_erase);
         let worst = m
             .cell
             .page_types()
@@ -528,6 +514,27 @@ impl Ecc {
             .map(|&p| m.errors.rber(p, &age, ReadAttempt::First))
             .fold(0.0, f64::max);
         Some(nand::errors::expected_errors(worst, m.codeword_bits))
+    }
+
+    /// A block's age now, as the error model takes it.
+    fn age(&self, m: &Model, block: BlockIdx, erase_count: u32, reads_since_erase: u32) -> PageAge {
+        PageAge {
+            pe_cycles: erase_count,
+            retention: self.cx.now().since(m.programmed_at.borrow()[block.idx()]),
+            reads_since_erase: reads_since_erase as u64,
+        }
+    }
+
+    /// The raw bit-error rate of `page` read now at `attempt`.
+    fn rber_of(&self, m: &Model, page: &PageRead, attempt: ReadAttempt) -> f64 {
+        let age = self.age(m, page.block, page.erase_count, page.reads_since_erase);
+        m.errors.rber(m.cell.page_type(page.offset), &age, attempt)
+    }
+
+    /// Whether the error model is on (bit errors from it, programs and erases that can fail),
+    /// rather than the flat rate.
+    pub fn models_errors(&self) -> bool {
+        self.model.is_some()
     }
 
     /// Bits the code corrects per codeword (t).
@@ -575,12 +582,7 @@ impl Ecc {
         match (&self.model, bytes) {
             (Some(m), Some(b)) => {
                 decoded = Some(false);
-                let age = PageAge {
-                    pe_cycles: page.erase_count,
-                    retention: self.cx.now().since(m.programmed_at.borrow()[page.block.idx()]),
-                    reads_since_erase: page.reads_since_erase as u64,
-                };
-                let rber = m.errors.rber(m.cell.page_type(page.offset), &age, attempt);
+                let rber = self.rber_of(m, &page, attempt);
                 let (cwb, pb) = (cw as usize, m.code.parity_bytes());
                 let n = m.code.codeword_bits();
                 let mut rng = self.rng.borrow_mut();
@@ -626,13 +628,7 @@ impl Ecc {
                 }
             }
             (Some(m), None) => {
-                let age = PageAge {
-                    pe_cycles: page.erase_count,
-                    retention: self.cx.now().since(m.programmed_at.borrow()[page.block.idx()]),
-                    reads_since_erase: page.reads_since_erase as u64,
-                };
-                let ptype = m.cell.page_type(page.offset);
-                let rber = m.errors.rber(ptype, &age, attempt);
+                let rber = self.rber_of(m, &page, attempt);
                 let mut rng = self.rng.borrow_mut();
                 let mut tally = self.tally.borrow_mut();
                 for _ in 0..codewords {
@@ -676,6 +672,16 @@ impl Ecc {
         } else {
             Ok(Corrected { codewords: erroneous, bits, cycles })
         }
+    }
+}
+
+/// Adds the counts of `b` to those of `a`, index by index, `a` growing to `b`'s length.
+fn add_counts(a: &mut Vec<u64>, b: &[u64]) {
+    if a.len() < b.len() {
+        a.resize(b.len(), 0);
+    }
+    for (x, y) in a.iter_mut().zip(b) {
+        *x += y;
     }
 }
 

@@ -180,13 +180,9 @@ impl BlockManager {
         (i.usage, i.refreshing) = (BlockUse::Free, false);
     }
 
-    /// Data refresh queued `block` (closed) to be rewritten. Returns whether it was neither
-    /// queued already nor retiring.
-    pub fn mark_refreshing(&mut self, block: BlockIdx) -> bool {
-        let i = &mut self.info[block.idx()];
-        let fresh = !i.refreshing && !i.retiring;
-        i.refreshing = true;
-        fresh
+    /// Data refresh queued `block` (closed) to be rewritten.
+    pub fn mark_refreshing(&mut self, block: BlockIdx) {
+        self.info[block.idx()].refreshing = true;
     }
 
     /// Free blocks in `plane`.

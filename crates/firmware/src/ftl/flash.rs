@@ -185,7 +185,7 @@ impl FtlInner {
     ) -> (PageIdx, TxnResult) {
         loop {
             // A copy to program again (only where programs can fail: it costs a page of bytes).
-            let again = self.ecc.as_ref().is_some_and(|e| e.rated_pe().is_some()).then(|| write.clone());
+            let again = self.ecc.as_ref().is_some_and(|e| e.models_errors()).then(|| write.clone());
             let r = self.program_counted(stream, counted, page, write, units).await;
             match again {
                 Some(w) if r.status == FlashStatus::ProgramFailed => write = w,

@@ -18,7 +18,7 @@ impl FtlInner {
     pub(crate) fn start_refresh(&self) {
         let interval = self.cfg.refresh.interval;
         let Some(ecc) = &self.ecc else { return };
-        if interval.is_zero() || ecc.expected_worst(BlockIdx(0), 0, 0).is_none() {
+        if interval.is_zero() || !ecc.models_errors() {
             return;
         }
         let me = self.self_rc();
