@@ -22,133 +22,17 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use nand::errors::{ErrorModel, ErrorModelConfig, PageAge, ReadAttempt};
-use nand::{BlockIdx, CellType, Geometry};
+use nand::errors::{ErrorModel, PageAge, ReadAttempt};
+use nand::{BlockIdx, CellType};
 use rand::RngExt;
-use serde::{Deserialize, Serialize};
-use sim::config::{ConfigError, ensure};
 use sim::sync::{Ring, RingSpec, oneshot};
-use sim::{ByteSize, CoreId, Cx, SimRng, SimTime};
+use sim::{CoreId, Cx, SimRng, SimTime};
 
-/// ECC configuration.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct EccConfig {
-    /// Codeword size. Default: 512B.
-    #[serde(default = "default_codeword")]
-    pub codeword: ByteSize,
-    /// Bits corrected per codeword. Default: 12 (SoftSSD's BCH).
-    #[serde(default = "default_correctable")]
-    pub correctable: u32,
-    /// Raw bit error rate of a fresh block. Default: 0.
-    #[serde(default)]
-    pub rber: f64,
-    /// Added to the raw bit error rate per P/E cycle of the block. Default: 0.
-    #[serde(default)]
-    pub rber_per_pe: f64,
-    /// ECC-core cycles to correct one codeword that has errors, under the flat rate (the error
-    /// model charges the BCH decoder's own operations instead). Default: 20000.
-    #[serde(default = "default_correct_cycles")]
-    pub correct_cycles: u64,
-    /// The NAND error model (`[ecc.errors]`; every field defaults per cell type, so an empty
-    /// table turns it on): replaces `rber` and `rber_per_pe`. Default: off.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub errors: Option<ErrorModelConfig>,
-}
+mod config;
+mod stats;
 
-/// OOB bytes the FTL's records take per mapping unit (its LPN, tag, first-write stamp and the
-/// page's sequence number, rounded up), which the parity must leave free.
-pub const OOB_FTL_BYTES_PER_UNIT: u64 = 16;
-
-fn default_codeword() -> ByteSize {
-    ByteSize(512)
-}
-fn default_correctable() -> u32 {
-    12
-}
-fn default_correct_cycles() -> u64 {
-    20_000
-}
-
-impl Default for EccConfig {
-    fn default() -> Self {
-        EccConfig {
-            codeword: default_codeword(),
-            correctable: default_correctable(),
-            rber: 0.0,
-            rber_per_pe: 0.0,
-            correct_cycles: default_correct_cycles(),
-            errors: None,
-        }
-    }
-}
-
-impl EccConfig {
-    /// Checks the fields against the page size, its OOB, its mapping units and the cell type.
-    pub fn validate(&self, geo: &Geometry, cell: CellType) -> Result<(), ConfigError> {
-        let (page_bytes, units_per_page) = (geo.page_bytes(), geo.units_per_page());
-        let cw = self.codeword.bytes();
-        ensure(cw >= 64 && (page_bytes as u64).is_multiple_of(cw), "codeword", || {
-            format!("must be at least 64B and divide the {page_bytes}-byte page (got {})", self.codeword)
-        })?;
-        for (name, v) in [("rber", self.rber), ("rber_per_pe", self.rber_per_pe)] {
-            ensure(v.is_finite() && (0.0..0.01).contains(&v), name, || {
-                format!("must be in [0, 0.01) (got {v})")
-            })?;
-        }
-        ensure(self.correctable >= 1, "correctable", || "must be at least 1 bit per codeword".into())?;
-        let Some(errors) = self.error_model() else { return Ok(()) };
-        ensure(self.rber == 0.0 && self.rber_per_pe == 0.0, "errors", || {
-            "replaces rber and rber_per_pe: set those to 0 (or remove [ecc.errors])".into()
-        })?;
-        errors.validate(cell).map_err(|e| e.within("errors"))?;
-        let code = self.code().map_err(|e| ConfigError::new("correctable", e.to_string()))?;
-        let oob = geo.oob_size.bytes();
-        if oob == 0 {
-            return Ok(()); // a preset that does not state its OOB size (several leave it 0)
-        }
-        let parity = code.parity_bytes() as u64 * (page_bytes as u64 / cw);
-        let ftl = OOB_FTL_BYTES_PER_UNIT * units_per_page as u64;
-        ensure(parity + ftl <= oob, "correctable", || {
-            format!(
-                "{} bits per {} codeword need {parity} parity bytes per {page_bytes}-byte page, and the FTL's \
-                 records {ftl}: more than the {oob}-byte OOB (geometry.oob_size) holds",
-                self.correctable, self.codeword
-            )
-        })
-    }
-
-    /// Whether bit errors happen at all (the ECC core has work).
-    pub fn enabled(&self) -> bool {
-        self.rber > 0.0 || self.rber_per_pe > 0.0 || self.error_model().is_some()
-    }
-
-    /// The error model's configuration, if it is on (present and enabled).
-    pub fn error_model(&self) -> Option<&ErrorModelConfig> {
-        self.errors.as_ref().filter(|e| e.enabled)
-    }
-
-    /// The parity a payload store keeps with each page when the error model is on (the ECC
-    /// then decodes the bytes read), or `None` when it is off.
-    pub fn parity_layout(&self) -> Option<nand::parity::ParityLayout> {
-        self.errors.as_ref()?;
-        let code = self.code().ok()?;
-        Some(nand::parity::ParityLayout {
-            m: code.m(),
-            t: code.t(),
-            codeword_bytes: self.codeword.bytes() as u32,
-        })
-    }
-
-    /// The BCH code: `correctable` bits per `codeword` over the smallest field that holds it.
-    pub fn code(&self) -> Result<bch::Bch, bch::BchError> {
-        let data_bits = (self.codeword.bytes() * 8).min(u32::MAX as u64) as u32;
-        let t = self.correctable;
-        // The smallest m with data + m·t parity bits within a codeword of 2^m - 1 bits.
-        let m = (3..=16u32).find(|&m| (data_bits as u64 + m as u64 * t as u64) < (1u64 << m)).unwrap_or(16);
-        bch::Bch::new(m, t, data_bits)
-    }
-}
+pub use config::{EccConfig, OOB_FTL_BYTES_PER_UNIT};
+pub use stats::EccStats;
 
 /// More bit errors than the ECC corrects, with the ECC-core cycles spent finding out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -196,125 +80,6 @@ pub struct PageBytes<'a> {
     pub units: u32,
     /// Bytes per mapping unit.
     pub unit_bytes: u32,
-}
-
-/// What the ECC counted on page reads: the host's, GC's and translation pages' (error model
-/// and flat rate alike; UBER's counts are the host's alone).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct EccStats {
-    /// Page reads checked (every attempt of a retried read counts).
-    pub pages_checked: u64,
-    /// Reads (first attempts) that needed no correction.
-    pub clean_reads: u64,
-    /// Reads that decoded at the first attempt after correcting bits.
-    pub corrected_reads: u64,
-    /// Reads that decoded after one or more retries.
-    pub retried_reads: u64,
-    /// Reads that failed every attempt (a host read's is a media error to the host; GC's
-    /// leaves its page's units where they are).
-    pub uncorrectable_reads: u64,
-    /// Codewords corrected.
-    pub codewords_corrected: u64,
-    /// Bits corrected.
-    pub bits_corrected: u64,
-    /// Decoder cycles charged to the ECC core.
-    pub decode_cycles: u64,
-    /// Reads by the attempt that decoded them: `[0]` the first read, `[i]` retry step i, the
-    /// last the soft-decision step when enabled (error model only).
-    pub by_attempt: Vec<u64>,
-    /// Codewords through the ECC, every attempt (clean ones included).
-    pub codewords_checked: u64,
-    /// Their bits (codewords checked times the codeword's bits).
-    pub bits_checked: u64,
-    /// Bit errors in the checked codewords with at most t of them (the decoder finds those,
-    /// also in an attempt that fails because of another codeword); a codeword beyond t adds
-    /// none, as no decoder can count them.
-    pub bits_observed: u64,
-    /// Checked codewords with more than t bit errors (every attempt).
-    pub codewords_failed: u64,
-    /// Checked codewords by their bit errors, `[n]` for n = 0..=t (every attempt; those beyond
-    /// t are `codewords_failed`).
-    pub errors_per_codeword: Vec<u64>,
-    /// Bits of data the checked host reads asked for (each read once, whatever its attempts).
-    pub data_bits_read: u64,
-    /// Mapping units the uncorrectable host reads failed to return (data errors, JESD218).
-    pub units_uncorrectable: u64,
-    /// Of the reads counted, those by GC and of translation pages (not the host's).
-    pub internal_reads: u64,
-    /// Time the ECC core spent decoding, ns (up to now, the decode in progress included).
-    pub busy_ns: u64,
-}
-
-impl EccStats {
-    /// Host page reads checked (each once, however many attempts it took).
-    pub fn reads(&self) -> u64 {
-        self.clean_reads + self.corrected_reads + self.retried_reads + self.uncorrectable_reads
-    }
-
-    /// Adds `b`'s counts to these (several FTLs side by side).
-    pub fn merge(&mut self, b: &EccStats) {
-        self.pages_checked += b.pages_checked;
-        self.clean_reads += b.clean_reads;
-        self.corrected_reads += b.corrected_reads;
-        self.retried_reads += b.retried_reads;
-        self.uncorrectable_reads += b.uncorrectable_reads;
-        self.codewords_corrected += b.codewords_corrected;
-        self.bits_corrected += b.bits_corrected;
-        self.decode_cycles += b.decode_cycles;
-        add_counts(&mut self.by_attempt, &b.by_attempt);
-        self.codewords_checked += b.codewords_checked;
-        self.bits_checked += b.bits_checked;
-        self.bits_observed += b.bits_observed;
-        self.codewords_failed += b.codewords_failed;
-        add_counts(&mut self.errors_per_codeword, &b.errors_per_codeword);
-        self.data_bits_read += b.data_bits_read;
-        self.units_uncorrectable += b.units_uncorrectable;
-        self.internal_reads += b.internal_reads;
-        self.busy_ns += b.busy_ns;
-    }
-
-    /// The observed raw bit-error rate: [`bits_observed`](Self::bits_observed) over
-    /// [`bits_checked`](Self::bits_checked) (0 if nothing was checked). It undercounts once
-    /// codewords go beyond t (their errors are not counted, their bits are).
-    pub fn rber(&self) -> f64 {
-        self.bits_observed as f64 / self.bits_checked.max(1) as f64
-    }
-
-    /// The uncorrectable bit error rate as JESD218 defines it, data errors over bits read:
-    /// [`units_uncorrectable`](Self::units_uncorrectable) over
-    /// [`data_bits_read`](Self::data_bits_read) (0 if nothing was read).
-    pub fn uber(&self) -> f64 {
-        self.units_uncorrectable as f64 / self.data_bits_read.max(1) as f64
-    }
-
-    /// The codeword-level counts and busy time the ECC keeps itself, in these stats.
-    pub fn with_engine(&mut self, ecc: &Ecc) {
-        let t = ecc.tally.borrow();
-        self.codewords_checked = t.codewords;
-        self.bits_checked = t.codewords * ecc.cfg.codeword.bytes() * 8;
-        self.bits_observed = t.bits;
-        self.codewords_failed = t.failed;
-        self.errors_per_codeword.clone_from(&t.by_errors);
-        self.busy_ns = ecc.busy_ns();
-    }
-
-    /// Records a read that decoded at attempt `attempt` (0 = the first read): its outcome,
-    /// the codewords and bits it corrected and the cycles of that decode.
-    pub fn decoded(&mut self, attempt: usize, c: &Corrected) {
-        self.codewords_corrected += c.codewords as u64;
-        self.bits_corrected += c.bits as u64;
-        self.decode_cycles += c.cycles;
-        match attempt {
-            0 if c.codewords == 0 => self.clean_reads += 1,
-            0 => self.corrected_reads += 1,
-            _ => self.retried_reads += 1,
-        }
-        if self.by_attempt.len() <= attempt {
-            self.by_attempt.resize(attempt + 1, 0);
-        }
-        self.by_attempt[attempt] += 1;
-    }
 }
 
 struct Job {
@@ -672,16 +437,6 @@ impl Ecc {
         } else {
             Ok(Corrected { codewords: erroneous, bits, cycles })
         }
-    }
-}
-
-/// Adds the counts of `b` to those of `a`, index by index, `a` growing to `b`'s length.
-fn add_counts(a: &mut Vec<u64>, b: &[u64]) {
-    if a.len() < b.len() {
-        a.resize(b.len(), 0);
-    }
-    for (x, y) in a.iter_mut().zip(b) {
-        *x += y;
     }
 }
 
