@@ -313,7 +313,16 @@ impl LiveHost {
                 LiveOp::Flush => unreachable!("answered above"),
             };
             cmd.fua = req.fua && op == IoOp::Write;
-            let io = Io { clone: qid as u32 - 1, qid, op, offset: req.offset + at, len, placement: None };
+            // No flows (live clients come and go): the totals only.
+            let io = Io {
+                clone: qid as u32 - 1,
+                flow: u32::MAX,
+                qid,
+                op,
+                offset: req.offset + at,
+                len,
+                placement: None,
+            };
             async move { self.session.issue_command(&io, cmd, SimTime::ZERO).await }
         });
         let done = join_all(commands.collect::<Vec<_>>()).await;

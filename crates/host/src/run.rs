@@ -35,11 +35,39 @@ pub struct OpMetrics {
     pub errors: u64,
 }
 
+/// What one flow measured: a job (all its clones), or a trace replay.
+#[derive(Clone, Debug, Default)]
+pub struct FlowMetrics {
+    /// The job's name (or the trace's).
+    pub name: String,
+    /// The submission queues its commands went to.
+    pub queues: Vec<u16>,
+    /// Its reads, writes and trims.
+    pub ops: [OpMetrics; 3],
+    /// Its last completion (its measured window runs from the run's window start to here).
+    pub window_end: SimTime,
+}
+
+impl FlowMetrics {
+    /// A flow named `name` that has measured nothing yet.
+    pub fn new(name: impl Into<String>) -> FlowMetrics {
+        FlowMetrics { name: name.into(), ..FlowMetrics::default() }
+    }
+
+    /// Metrics of one direction.
+    pub fn op(&self, op: IoOp) -> &OpMetrics {
+        &self.ops[op as usize]
+    }
+}
+
 /// What a run measured on the host side.
 #[derive(Clone, Debug, Default)]
 pub struct HostResults {
     /// Reads, writes and trims.
     pub ops: [OpMetrics; 3],
+    /// The same by flow (issue 30): one per job, in the order of the jobs, or one for a trace
+    /// replay; each command counts in its flow and in `ops`.
+    pub flows: Vec<FlowMetrics>,
     /// Start of the measured window (end of the ramp).
     pub window_start: SimTime,
     /// Last completion.
@@ -247,12 +275,17 @@ pub fn run_jobs_with(
         .iter()
         .map(|i| if i.stream.spec().time_based { None } else { i.stream.spec().number_ios })
         .sum();
-    session.results.borrow_mut().clones = instances.len() as u32;
+    {
+        let mut r = session.results.borrow_mut();
+        r.clones = instances.len() as u32;
+        r.flows = jobs.iter().map(|j| FlowMetrics::new(j.name.clone())).collect();
+    }
     let host_cores = dev.host_cores();
     for (i, inst) in instances.into_iter().enumerate() {
         let spec = inst.stream.spec().clone();
         let clone = Rc::new(Clone_ {
             index: i as u32,
+            flow: inst.job as u32,
             placement: spec.placement,
             qid: (i as u32 % queues) as u16 + 1,
             stream: RefCell::new(inst.stream),
@@ -277,6 +310,8 @@ pub fn run_jobs_with(
 /// One running clone of a job.
 struct Clone_ {
     index: u32,
+    /// The job it is a clone of.
+    flow: u32,
     placement: Option<firmware::hil::Placement>,
     qid: u16,
     stream: RefCell<JobStream>,
@@ -310,6 +345,7 @@ impl Clone_ {
             }
             let io = Io {
                 clone: self.index,
+                flow: self.flow,
                 qid: self.qid,
                 op: req.op,
                 offset: req.offset,

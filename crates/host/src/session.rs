@@ -20,6 +20,9 @@ use crate::workload::IoOp;
 pub(crate) struct Io {
     /// The issuing clone (job clone or replay worker).
     pub clone: u32,
+    /// Its flow (an index into [`HostResults::flows`]; a flow the results do not have is
+    /// counted in the totals only).
+    pub flow: u32,
     /// The submission queue.
     pub qid: u16,
     /// Direction.
@@ -157,7 +160,15 @@ impl Session {
         }
         let mut r = self.results.borrow_mut();
         r.window_end = r.window_end.max(c.timing.completed);
-        r.ops[io.op as usize].add(ok, c.timing.submitted >= measured_from, io.len, latency, &c.phases);
+        let measured = c.timing.submitted >= measured_from;
+        r.ops[io.op as usize].add(ok, measured, io.len, latency, &c.phases);
+        if let Some(f) = r.flows.get_mut(io.flow as usize) {
+            f.ops[io.op as usize].add(ok, measured, io.len, latency, &c.phases);
+            f.window_end = f.window_end.max(c.timing.completed);
+            if !f.queues.contains(&io.qid) {
+                f.queues.push(io.qid);
+            }
+        }
         drop(r);
         c
     }

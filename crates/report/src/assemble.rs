@@ -22,15 +22,13 @@ pub struct RunInfo {
     pub wall: Duration,
 }
 
-/// The report of a finished run.
-pub fn assemble(dev: &dyn System, host: &HostResults, info: &RunInfo) -> Report {
-    let sim_time = dev.sim().now();
-    let window = host.window().as_secs_f64().max(1e-12);
-    let mut ops = BTreeMap::new();
+/// Each direction that ran in `ops` (measured over `window` seconds), and all of them together.
+fn ops_report(ops: &[host::run::OpMetrics; 3], window: f64) -> (BTreeMap<String, OpReport>, Throughput) {
+    let mut out = BTreeMap::new();
     let mut total = Throughput::default();
     let mut total_bytes = 0;
     for op in IoOp::ALL {
-        let m = host.op(op);
+        let m = &ops[op as usize];
         if m.count == 0 && m.errors == 0 {
             continue;
         }
@@ -41,7 +39,7 @@ pub fn assemble(dev: &dyn System, host: &HostResults, info: &RunInfo) -> Report 
         };
         total.count += m.count;
         total_bytes += m.bytes;
-        ops.insert(
+        out.insert(
             op.name().to_string(),
             OpReport {
                 throughput: t,
@@ -57,6 +55,29 @@ pub fn assemble(dev: &dyn System, host: &HostResults, info: &RunInfo) -> Report 
     }
     total.iops = total.count as f64 / window;
     total.mb_per_s = total_bytes as f64 / window / 1e6;
+    (out, total)
+}
+
+/// The report of a finished run.
+pub fn assemble(dev: &dyn System, host: &HostResults, info: &RunInfo) -> Report {
+    let sim_time = dev.sim().now();
+    let window = host.window().as_secs_f64().max(1e-12);
+    let (ops, total) = ops_report(&host.ops, window);
+    let flows = host
+        .flows
+        .iter()
+        .map(|f| {
+            let window = f.window_end.saturating_since(host.window_start).as_secs_f64().max(1e-12);
+            let (ops, total) = ops_report(&f.ops, window);
+            FlowReport {
+                name: f.name.clone(),
+                queues: f.queues.clone(),
+                window_ns: (window * 1e9) as u64,
+                ops,
+                total,
+            }
+        })
+        .collect();
 
     let totals = dev.totals();
     let st = &totals.ftl;
@@ -111,6 +132,7 @@ pub fn assemble(dev: &dyn System, host: &HostResults, info: &RunInfo) -> Report 
         requests_per_wall_sec: host.issued as f64 / info.wall.as_secs_f64().max(1e-9),
         ops,
         total,
+        flows,
         waf: WafReport {
             host_units: st.host_units_written,
             flash_units: st.units_programmed,

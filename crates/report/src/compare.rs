@@ -193,6 +193,15 @@ fn rows(r: &Report, ops: &[&str]) -> Vec<Row> {
         add(&format!("{op} latency max"), "us", Relative, us(l.map(|l| l.max as f64)));
         add(&format!("{op} errors"), "cmds", Relative, o.map(|o| o.errors as f64));
     }
+    // Each flow of a run of several jobs (rows line up by job name across the reports).
+    for f in r.flows.iter().filter(|_| r.flows.len() > 1) {
+        for (op, o) in &f.ops {
+            let (name, l) = (format!("flow {} {op}", f.name), &o.latency_ns);
+            add(&format!("{name} IOPS"), "cmd/s", Relative, Some(o.throughput.iops));
+            add(&format!("{name} latency mean"), "us", Relative, Some(l.mean / 1e3));
+            add(&format!("{name} latency p99"), "us", Relative, Some(l.p99 as f64 / 1e3));
+        }
+    }
     add("WAF", "ratio", Relative, Some(r.waf.waf));
     add("data WAF", "ratio", Relative, Some(r.waf.data_waf));
     add("GC victims", "blocks", Relative, Some(r.gc.invocations as f64));

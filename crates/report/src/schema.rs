@@ -44,6 +44,10 @@ pub struct Report {
     pub ops: BTreeMap<String, OpReport>,
     /// Every direction together.
     pub total: Throughput,
+    /// The same by flow: one per job (all its clones), in the order of the jobs, or one for a
+    /// trace replay; empty for `ssdlab serve`. Each command counts in its flow and above.
+    #[serde(default)]
+    pub flows: Vec<FlowReport>,
     /// Write amplification.
     pub waf: WafReport,
     /// Garbage collection and wear levelling.
@@ -163,6 +167,22 @@ pub struct Throughput {
     pub iops: f64,
     /// Megabytes (10^6 bytes) per second.
     pub mb_per_s: f64,
+}
+
+/// One flow's results (a job, all its clones, or a trace replay).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct FlowReport {
+    /// The job's name (a trace replay: the trace file's).
+    pub name: String,
+    /// The submission queues its commands went to.
+    pub queues: Vec<u16>,
+    /// Its measured window, ns: from the run's window start to its last completion (its rates
+    /// are over this window, so a flow that ends early is not diluted by the others).
+    pub window_ns: u64,
+    /// Per direction, only those that ran.
+    pub ops: BTreeMap<String, OpReport>,
+    /// Every direction together.
+    pub total: Throughput,
 }
 
 /// One direction's results.

@@ -173,6 +173,9 @@ pub fn replay(
     };
     let queues = spec.queues.min(dev.queues()).max(1);
     let session = Rc::new(Session::open(dev, queues, SimDuration::ZERO, opts)?);
+    // One flow, the whole trace (its volumes are not yet flows of their own).
+    let name = spec.path.file_name().map_or_else(|| "trace".into(), |n| n.to_string_lossy().into_owned());
+    session.results.borrow_mut().flows = vec![crate::run::FlowMetrics::new(name)];
     let cx = session.cx.clone();
     let stats = ReplayStats::new(&spec.path, &reader, spec.mode, spec.align);
     let r = Rc::new(Replay {
@@ -265,7 +268,15 @@ impl Replay {
         let n = self.issued.get();
         self.issued.set(n + 1);
         let queues = self.session.results.borrow().queues as u64;
-        Io { clone: 0, qid: (n % queues) as u16 + 1, op, offset, len, placement: self.spec.placement }
+        Io {
+            clone: 0,
+            flow: 0,
+            qid: (n % queues) as u16 + 1,
+            op,
+            offset,
+            len,
+            placement: self.spec.placement,
+        }
     }
 
     /// Timed mode: issue each record at its (scaled) timestamp.
