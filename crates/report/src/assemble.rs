@@ -22,6 +22,32 @@ pub struct RunInfo {
     pub wall: Duration,
 }
 
+/// The mean latency of every command in `ops`, all directions together, ns (`None` if none
+/// completed).
+pub fn mean_latency_ns(ops: &BTreeMap<String, OpReport>) -> Option<f64> {
+    let (n, sum) = ops.values().fold((0u64, 0.0), |(n, sum), o| {
+        (n + o.throughput.count, sum + o.latency_ns.mean * o.throughput.count as f64)
+    });
+    (n > 0).then(|| sum / n as f64)
+}
+
+/// Records what flow `flow` measured alone (its mean latency, ns), its slowdown, and, once
+/// every flow has one, the fairness index.
+pub fn set_alone(report: &mut Report, flow: usize, alone_mean_ns: Option<f64>) {
+    let Some(f) = report.flows.get_mut(flow) else { return };
+    let shared = mean_latency_ns(&f.ops);
+    f.alone_latency_mean_ns = alone_mean_ns;
+    f.slowdown = match (shared, alone_mean_ns) {
+        (Some(s), Some(a)) if a > 0.0 => Some(s / a),
+        _ => None,
+    };
+    let slowdowns: Option<Vec<f64>> = report.flows.iter().map(|f| f.slowdown).collect();
+    report.fairness = slowdowns.filter(|s| !s.is_empty()).map(|s| {
+        let (min, max) = s.iter().fold((f64::MAX, 0.0f64), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+        min / max
+    });
+}
+
 /// Each direction that ran in `ops` (measured over `window` seconds), and all of them together.
 fn ops_report(ops: &[host::run::OpMetrics; 3], window: f64) -> (BTreeMap<String, OpReport>, Throughput) {
     let mut out = BTreeMap::new();
@@ -75,6 +101,8 @@ pub fn assemble(dev: &dyn System, host: &HostResults, info: &RunInfo) -> Report 
                 window_ns: (window * 1e9) as u64,
                 ops,
                 total,
+                alone_latency_mean_ns: None,
+                slowdown: None,
             }
         })
         .collect();
@@ -133,6 +161,7 @@ pub fn assemble(dev: &dyn System, host: &HostResults, info: &RunInfo) -> Report 
         ops,
         total,
         flows,
+        fairness: None,
         waf: WafReport {
             host_units: st.host_units_written,
             flash_units: st.units_programmed,

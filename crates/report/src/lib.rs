@@ -19,7 +19,7 @@ mod resources;
 mod schema;
 mod text;
 
-pub use assemble::{RunInfo, assemble};
+pub use assemble::{RunInfo, assemble, mean_latency_ns, set_alone};
 pub use headline::{Headline, MetricKind, headlines};
 pub use resources::{EnergyReport, HostReport, PowerSeries};
 pub use schema::*;

@@ -48,6 +48,10 @@ pub struct Report {
     /// trace replay; empty for `ssdlab serve`. Each command counts in its flow and above.
     #[serde(default)]
     pub flows: Vec<FlowReport>,
+    /// With `--alone`: the fairness index, the flows' least slowdown over their greatest
+    /// (1: every flow suffers alike; MQSim's FAST'18 definition).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fairness: Option<f64>,
     /// Write amplification.
     pub waf: WafReport,
     /// Garbage collection and wear levelling.
@@ -183,6 +187,12 @@ pub struct FlowReport {
     pub ops: BTreeMap<String, OpReport>,
     /// Every direction together.
     pub total: Throughput,
+    /// With `--alone`: its mean latency, ns, when it ran by itself on the same starting state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alone_latency_mean_ns: Option<f64>,
+    /// With `--alone`: its mean latency shared over alone (MQSim's slowdown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slowdown: Option<f64>,
 }
 
 /// One direction's results.

@@ -108,6 +108,15 @@ pub fn summary(r: &Report) -> String {
     if r.flows.len() > 1 {
         flow_table(&mut s, r);
     }
+    if let Some(fairness) = r.fairness {
+        let slowdowns: Vec<String> =
+            r.flows.iter().map(|f| format!("{} {:.2}", f.name, f.slowdown.unwrap_or(f64::NAN))).collect();
+        let _ = writeln!(
+            s,
+            "slowdown (mean latency shared / alone): {} | fairness {fairness:.3} (least / greatest slowdown)",
+            slowdowns.join(", ")
+        );
+    }
     let names = [
         "queue", "fetch", "worker", "lock", "cache", "map", "fil-wait", "command", "xfer", "ecc", "dma",
         "compl", "fw",

@@ -109,6 +109,12 @@ pub struct RunArgs {
     /// Complete host commands without the FTL (measures the host interface alone).
     #[arg(long)]
     pub ftl_bypass: bool,
+    /// Also run each job by itself, on the same starting state with the same stream, and
+    /// report each flow's slowdown (its mean latency shared over alone) and the fairness
+    /// index (the least slowdown over the greatest, as MQSim's FAST'18 paper defines it).
+    /// Needs two or more jobs; the device is built (and aged) again for every job.
+    #[arg(long, conflicts_with = "trace")]
+    pub alone: bool,
     /// Replay a block trace instead of fio-like jobs: SPC, MSR Cambridge, MQSim/DiskSim,
     /// blkparse or fio iolog, gzip/bzip2/zstd read transparently (same as `ssdlab replay`).
     #[arg(long, value_name = "FILE", conflicts_with_all = JOB_FLAGS)]

@@ -58,50 +58,35 @@ pub fn run(a: RunArgs) -> Result<()> {
         Some(path) => Workload::Trace(Box::new(super::replay::spec(path, &a.replay)?)),
         None => Workload::Jobs { jobs: jobs(&a.jobs)?, default: !any_job_flag(&a.jobs) },
     };
-    execute(a.device.as_deref(), &a.start, a.ftl_bypass, &workload, &a.output, &a.common)
+    execute(a.device.as_deref(), &a.start, a.ftl_bypass, a.alone, &workload, &a.output, &a.common)
 }
 
-/// Builds the device in its starting state, runs the workload, writes and prints the report.
+/// Builds the device in its starting state, runs the workload, writes and prints the report;
+/// with `alone`, also runs each job by itself (see [`run_alone`]).
 pub(crate) fn execute(
     device: Option<&str>,
-    start: &StartArgs,
+    start_args: &StartArgs,
     ftl_bypass: bool,
+    alone: bool,
     workload: &Workload,
     output: &OutputArgs,
     common: &CommonArgs,
 ) -> Result<()> {
     check_output(output, common)?;
-    // What to say before the device is aged (once the workload is known to fit it).
-    let mut note = None;
-    let (mut cfg, start) = match &start.state {
-        Some(path) => from_snapshot(path, device, start.allow_config_change, &start.shape.set)?,
-        None => {
-            let cfg = shaped(device, &start.shape)?;
-            let start = match start.precondition {
-                Some(Ageing::None) => Start::Fresh,
-                Some(Ageing::Fast(kind)) => Start::Precondition(kind),
-                None if cfg.system.kind() == "host-ftl" => {
-                    note = Some(format!(
-                        "{} starts fresh (a host-side FTL has no fast ageing; --precondition none)",
-                        cfg.name
-                    ));
-                    Start::Fresh
-                }
-                None => {
-                    note = Some(format!(
-                        "ageing {} to GC steady state first ({}: a random fill, then random overwrites \
-                         of twice its capacity, untimed); --precondition none starts from a fresh device",
-                        cfg.name,
-                        ssdlab::describe(DEFAULT_AGEING)
-                    ));
-                    Start::Precondition(DEFAULT_AGEING)
-                }
-            };
-            (cfg, start)
-        }
-    };
-    cfg.ftl.bypass |= ftl_bypass;
     let store = named_device::store(common)?;
+    let alone = match workload {
+        _ if !alone => None,
+        Workload::Trace(_) => bail!("--alone runs each job by itself; a trace replay is one flow"),
+        Workload::Jobs { jobs, .. } if jobs.len() < 2 => {
+            bail!("--alone needs two or more jobs (a job file with several sections); this run has one")
+        }
+        Workload::Jobs { .. } if matches!(store, StoreChoice::Image { .. }) => {
+            bail!("--alone rebuilds the device once per job: use --store metadata or memory, not an image")
+        }
+        Workload::Jobs { jobs, default } => Some((jobs, *default)),
+    };
+    let (mut cfg, start, note) = starting(device, start_args)?;
+    cfg.ftl.bypass |= ftl_bypass;
     let warnings = match workload {
         Workload::Trace(spec) => super::replay::prescan(spec)?,
         Workload::Jobs { .. } => Vec::new(),
@@ -113,7 +98,31 @@ pub(crate) fn execute(
         }
         Ok(())
     })?;
-    let report = measure(rig.system(), &rig.initial_state, workload, common.seed, output)?;
+    let mut report = measure(rig.system(), &rig.initial_state, workload, common.seed, output)?;
+    drop(rig);
+    if let Some((jobs, default)) = alone {
+        for (j, job) in jobs.iter().enumerate() {
+            eprintln!(
+                "alone: job {} ({} of {}) by itself on the same starting state",
+                job.name,
+                j + 1,
+                jobs.len()
+            );
+            let (_, start, _) = starting(device, start_args)?;
+            let rig = prepare(&cfg, &store, common.seed, start, &mut |_| Ok(()))?;
+            // The job's own stream: the seed it had as job j of the shared run.
+            let mut job = job.clone();
+            job.randseed = Some(job.randseed.unwrap_or(host::workload::job_seed(common.seed, j)));
+            let solo = Workload::Jobs { jobs: vec![job], default };
+            let quiet = OutputArgs {
+                interval: output.interval,
+                interface: output.interface,
+                ..OutputArgs::default()
+            };
+            let r = measure(rig.system(), &rig.initial_state, &solo, common.seed, &quiet)?;
+            report::set_alone(&mut report, j, report::mean_latency_ns(&r.ops));
+        }
+    }
     if let Some(path) = &common.json {
         super::write_json(path, &report)?;
     }
@@ -125,6 +134,36 @@ pub(crate) fn execute(
         print!("\n{}", report::breakdown(&report));
     }
     Ok(())
+}
+
+/// The configuration and starting state `start` asks for, and what to say before ageing.
+fn starting(device: Option<&str>, start: &StartArgs) -> Result<(DeviceConfig, Start, Option<String>)> {
+    if let Some(path) = &start.state {
+        let (cfg, start) = from_snapshot(path, device, start.allow_config_change, &start.shape.set)?;
+        return Ok((cfg, start, None));
+    }
+    let cfg = shaped(device, &start.shape)?;
+    let (start, note) = match start.precondition {
+        Some(Ageing::None) => (Start::Fresh, None),
+        Some(Ageing::Fast(kind)) => (Start::Precondition(kind), None),
+        None if cfg.system.kind() == "host-ftl" => {
+            let note = format!(
+                "{} starts fresh (a host-side FTL has no fast ageing; --precondition none)",
+                cfg.name
+            );
+            (Start::Fresh, Some(note))
+        }
+        None => {
+            let note = format!(
+                "ageing {} to GC steady state first ({}: a random fill, then random overwrites of twice its \
+                 capacity, untimed); --precondition none starts from a fresh device",
+                cfg.name,
+                ssdlab::describe(DEFAULT_AGEING)
+            );
+            (Start::Precondition(DEFAULT_AGEING), Some(note))
+        }
+    };
+    Ok((cfg, start, note))
 }
 
 /// Fails on output options that cannot work, before anything runs: files that could not be

@@ -87,3 +87,58 @@ fn flows_are_deterministic_and_compared_by_name() {
         assert!(l.ends_with("(+0.0%)"), "{l}");
     }
 }
+
+/// `--alone` runs each job by itself on the same starting state with the stream it had in the
+/// shared run: the reader's alone latency is exactly that of a run of the reader alone.
+#[test]
+fn alone_gives_each_flow_its_slowdown_and_the_run_its_fairness() {
+    let dir = tempfile::tempdir().unwrap();
+    let dev = device_file(dir.path(), crate::SMALL);
+    let (two, one) = (dir.path().join("two.fio"), dir.path().join("one.fio"));
+    std::fs::write(&two, JOBS).unwrap();
+    std::fs::write(&one, &JOBS[..JOBS.find("[writers]").unwrap()]).unwrap();
+    let (shared, solo) = (dir.path().join("shared.json"), dir.path().join("solo.json"));
+    let dev = dev.to_str().unwrap();
+    let text =
+        ok(&["run", dev, "--job-file", two.to_str().unwrap(), "--alone", "--json", shared.to_str().unwrap()]);
+    ok(&["run", dev, "--job-file", one.to_str().unwrap(), "--json", solo.to_str().unwrap()]);
+    let read = |p: &std::path::Path| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+    };
+    let (r, s) = (read(&shared), read(&solo));
+    let flows = r["flows"].as_array().unwrap();
+    let alone = flows[0]["alone_latency_mean_ns"].as_f64().expect("the reader ran alone");
+    let by_itself = s["ops"]["read"]["latency_ns"]["mean"].as_f64().unwrap();
+    assert_eq!(alone, by_itself, "the same stream on the same starting state");
+    let slowdowns: Vec<f64> = flows.iter().map(|f| f["slowdown"].as_f64().expect("slowdown")).collect();
+    for (f, sd) in flows.iter().zip(&slowdowns) {
+        let shared_mean = report_mean(f);
+        let expect = shared_mean / f["alone_latency_mean_ns"].as_f64().unwrap();
+        assert!((sd / expect - 1.0).abs() < 1e-9, "{f}");
+    }
+    assert!(slowdowns[0] > 1.0, "writers slow the reader down: {slowdowns:?}");
+    let fairness = r["fairness"].as_f64().expect("fairness");
+    let (lo, hi) =
+        (slowdowns.iter().copied().fold(f64::MAX, f64::min), slowdowns.iter().copied().fold(0.0, f64::max));
+    assert!((fairness - lo / hi).abs() < 1e-12 && fairness > 0.0 && fairness <= 1.0, "{fairness}");
+    assert!(text.contains("fairness"), "{text}");
+}
+
+/// A flow's mean latency over all its commands, from its report.
+fn report_mean(f: &Value) -> f64 {
+    let ops = f["ops"].as_object().unwrap();
+    let n: f64 = ops.values().map(|o| o["count"].as_f64().unwrap()).sum();
+    ops.values()
+        .map(|o| o["latency_ns"]["mean"].as_f64().unwrap() * o["count"].as_f64().unwrap())
+        .sum::<f64>()
+        / n
+}
+
+#[test]
+fn alone_needs_two_jobs_and_no_image() {
+    let dir = tempfile::tempdir().unwrap();
+    let dev = device_file(dir.path(), crate::SMALL);
+    let e =
+        crate::fails(&["run", dev.to_str().unwrap(), "--rw", "randread", "--number-ios", "10", "--alone"]);
+    assert!(e.contains("--alone needs two or more jobs"), "{e}");
+}
