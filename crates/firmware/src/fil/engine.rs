@@ -171,11 +171,17 @@ impl Engine {
             return None;
         }
         // A free die takes anything; one whose array is busy with a program takes another
-        // program into its cache register (cache program), nothing else.
+        // program into its cache register (cache program), nothing else, and not while a read
+        // the host waits for is queued: chained cache programs would keep the array busy for
+        // as long as writes keep coming, and the read would wait behind all of them (a host
+        // read on consumer-tlc waited 1.8 s behind a writer's stream).
         let ops = match d.array {
             None => [true; 3],
             Some(a) => {
-                let cached = self.sh.timing.cache_program && self.batches.get(a).op == FlashOp::Program;
+                let q = &self.queues[die];
+                let reads_wait = q.len(QueueKind::UserRead) + q.len(QueueKind::MappingRead) > 0;
+                let cached =
+                    self.sh.timing.cache_program && !reads_wait && self.batches.get(a).op == FlashOp::Program;
                 [false, cached, false]
             }
         };
