@@ -335,6 +335,37 @@ pub fn breakdown(r: &Report) -> String {
     s
 }
 
+/// One line per flow and direction (a run of several jobs): who got what.
+fn flow_table(s: &mut String, r: &Report) {
+    let us = |ns: f64| format!("{:.0}", ns / 1e3);
+    let _ = writeln!(
+        s,
+        "{:<16} {:<6} {:>9} {:>10} {:>9} | latency us: {:>8} {:>8} {:>8} {:>8}",
+        "flow (queues)", "op", "count", "IOPS", "MB/s", "mean", "p99", "p99.99", "max"
+    );
+    for f in &r.flows {
+        let queues = f.queues.iter().map(|q| q.to_string()).collect::<Vec<_>>().join(",");
+        let mut label = format!("{} ({queues})", f.name);
+        if label.chars().count() > 16 {
+            label = format!("{}~", label.chars().take(15).collect::<String>());
+        }
+        for (op, o) in &f.ops {
+            let l = &o.latency_ns;
+            let _ = writeln!(
+                s,
+                "{label:<16} {op:<6} {:>9} {:>10.0} {:>9.1} | {:>20} {:>8} {:>8} {:>8}",
+                o.throughput.count,
+                o.throughput.iops,
+                o.throughput.mb_per_s,
+                us(l.mean),
+                us(l.p99 as f64),
+                us(l.p9999 as f64),
+                us(l.max as f64),
+            );
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -370,36 +401,5 @@ mod tests {
         assert!(summary(&r).contains(want), "{}", summary(&r));
         r.gc.victims_in_progress = 2;
         assert!(summary(&r).contains("(200 in 2 collections in progress at the end)"), "{}", summary(&r));
-    }
-}
-
-/// One line per flow and direction (a run of several jobs): who got what.
-fn flow_table(s: &mut String, r: &Report) {
-    let us = |ns: f64| format!("{:.0}", ns / 1e3);
-    let _ = writeln!(
-        s,
-        "{:<16} {:<6} {:>9} {:>10} {:>9} | latency us: {:>8} {:>8} {:>8} {:>8}",
-        "flow (queues)", "op", "count", "IOPS", "MB/s", "mean", "p99", "p99.99", "max"
-    );
-    for f in &r.flows {
-        let queues = f.queues.iter().map(|q| q.to_string()).collect::<Vec<_>>().join(",");
-        let mut label = format!("{} ({queues})", f.name);
-        if label.chars().count() > 16 {
-            label = format!("{}~", label.chars().take(15).collect::<String>());
-        }
-        for (op, o) in &f.ops {
-            let l = &o.latency_ns;
-            let _ = writeln!(
-                s,
-                "{label:<16} {op:<6} {:>9} {:>10.0} {:>9.1} | {:>20} {:>8} {:>8} {:>8}",
-                o.throughput.count,
-                o.throughput.iops,
-                o.throughput.mb_per_s,
-                us(l.mean),
-                us(l.p99 as f64),
-                us(l.p9999 as f64),
-                us(l.max as f64),
-            );
-        }
     }
 }
