@@ -162,9 +162,13 @@ impl Session {
         r.window_end = r.window_end.max(c.timing.completed);
         let measured = c.timing.submitted >= measured_from;
         r.ops[io.op as usize].add(ok, measured, io.len, latency, &c.phases);
+        // A run of one flow copies the totals at the end (see `finish`): no second recording.
+        let several = r.flows.len() > 1;
         if let Some(f) = r.flows.get_mut(io.flow as usize) {
-            f.ops[io.op as usize].add(ok, measured, io.len, latency, &c.phases);
-            f.window_end = f.window_end.max(c.timing.completed);
+            if several {
+                f.ops[io.op as usize].add(ok, measured, io.len, latency, &c.phases);
+                f.window_end = f.window_end.max(c.timing.completed);
+            }
             if !f.queues.contains(&io.qid) {
                 f.queues.push(io.qid);
             }
@@ -246,6 +250,10 @@ impl Session {
     pub fn finish(&self, dev: &dyn System) -> HostResults {
         self.finished.set(true);
         let mut results = self.results.borrow().clone();
+        if let [flow] = results.flows.as_mut_slice() {
+            flow.ops = results.ops.clone();
+            flow.window_end = results.window_end;
+        }
         let mut series = self.series.borrow().clone();
         if !series.open_is_empty() {
             series.close(dev.sim().now().max(results.window_end), dev.sample());

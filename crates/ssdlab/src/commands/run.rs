@@ -62,7 +62,7 @@ pub fn run(a: RunArgs) -> Result<()> {
 }
 
 /// Builds the device in its starting state, runs the workload, writes and prints the report;
-/// with `alone`, also runs each job by itself (see [`run_alone`]).
+/// with `alone`, also runs each job by itself on the same starting state (`--alone`).
 pub(crate) fn execute(
     device: Option<&str>,
     start_args: &StartArgs,

@@ -142,3 +142,21 @@ fn alone_needs_two_jobs_and_no_image() {
         crate::fails(&["run", dev.to_str().unwrap(), "--rw", "randread", "--number-ios", "10", "--alone"]);
     assert!(e.contains("--alone needs two or more jobs"), "{e}");
 }
+
+/// A run of one job (or a replay) has one flow, which is the device's totals.
+#[test]
+fn one_job_is_one_flow_equal_to_the_totals() {
+    let dir = tempfile::tempdir().unwrap();
+    let dev = device_file(dir.path(), crate::SMALL);
+    let json = dir.path().join("one.json");
+    let args = ["run", dev.to_str().unwrap(), "--rw", "randrw", "--numjobs", "2", "--number-ios", "500"];
+    let text = ok(&[&args[..], &["--json", json.to_str().unwrap()]].concat());
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let flows = r["flows"].as_array().unwrap();
+    assert_eq!(flows.len(), 1);
+    assert_eq!(flows[0]["ops"], r["ops"]);
+    assert_eq!(flows[0]["total"], r["total"]);
+    assert_eq!(flows[0]["window_ns"], r["window_ns"]);
+    assert_eq!(flows[0]["queues"], serde_json::json!([1, 2]), "one queue per clone");
+    assert!(!text.contains("flow (queues)"), "no flow table for one flow: {text}");
+}
