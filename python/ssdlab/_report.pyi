@@ -42,6 +42,17 @@ class Throughput(Section):
     iops: float
     mb_per_s: float
 
+class FlowReport(Section):
+    """One flow: a job with all its clones, or a trace replay (docs/report-schema.md, `flows`)."""
+
+    name: str
+    queues: list[int]
+    window_ns: int
+    ops: Mapping[str, OpReport]
+    total: Throughput
+    alone_latency_mean_ns: float | None
+    slowdown: float | None
+
 class Waf(Section):
     host_units: int
     flash_units: list[int]
@@ -250,6 +261,8 @@ class Report(Section):
     requests_per_wall_sec: float
     ops: Mapping[str, OpReport]
     total: Throughput
+    flows: list[FlowReport]
+    fairness: float | None
     waf: Waf
     gc: Gc
     wear: Wear

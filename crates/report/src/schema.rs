@@ -49,8 +49,8 @@ pub struct Report {
     #[serde(default)]
     pub flows: Vec<FlowReport>,
     /// With `--alone`: the fairness index, the flows' least slowdown over their greatest
-    /// (1: every flow suffers alike; MQSim's FAST'18 definition).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// (1: every flow suffers alike; MQSim's FAST'18 definition); `None` without it.
+    #[serde(default)]
     pub fairness: Option<f64>,
     /// Write amplification.
     pub waf: WafReport,
@@ -187,11 +187,12 @@ pub struct FlowReport {
     pub ops: BTreeMap<String, OpReport>,
     /// Every direction together.
     pub total: Throughput,
-    /// With `--alone`: its mean latency, ns, when it ran by itself on the same starting state.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// With `--alone`: its mean latency, ns, when it ran by itself on the same starting state
+    /// (`None` without it).
+    #[serde(default)]
     pub alone_latency_mean_ns: Option<f64>,
-    /// With `--alone`: its mean latency shared over alone (MQSim's slowdown).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// With `--alone`: its mean latency shared over alone (MQSim's slowdown; `None` without it).
+    #[serde(default)]
     pub slowdown: Option<f64>,
 }
 
