@@ -40,7 +40,8 @@ pub struct OpMetrics {
 pub struct FlowMetrics {
     /// The job's name (or the trace's).
     pub name: String,
-    /// The submission queues its commands went to.
+    /// The submission queues its commands go to (set when its clones or workers are given
+    /// their queues).
     pub queues: Vec<u16>,
     /// Its reads, writes and trims.
     pub ops: [OpMetrics; 3],
@@ -52,11 +53,6 @@ impl FlowMetrics {
     /// A flow named `name` that has measured nothing yet.
     pub fn new(name: impl Into<String>) -> FlowMetrics {
         FlowMetrics { name: name.into(), ..FlowMetrics::default() }
-    }
-
-    /// Metrics of one direction.
-    pub fn op(&self, op: IoOp) -> &OpMetrics {
-        &self.ops[op as usize]
     }
 }
 
@@ -282,12 +278,20 @@ pub fn run_jobs_with(
     }
     let host_cores = dev.host_cores();
     for (i, inst) in instances.into_iter().enumerate() {
+        let qid = (i as u32 % queues) as u16 + 1;
+        {
+            let mut r = session.results.borrow_mut();
+            let queues = &mut r.flows[inst.job].queues;
+            if !queues.contains(&qid) {
+                queues.push(qid);
+            }
+        }
         let spec = inst.stream.spec().clone();
         let clone = Rc::new(Clone_ {
             index: i as u32,
             flow: inst.job as u32,
             placement: spec.placement,
-            qid: (i as u32 % queues) as u16 + 1,
+            qid,
             stream: RefCell::new(inst.stream),
             next_start: RefCell::new([start; 3]),
             deadline: spec.runtime.map(|r| start + spec.ramp_time + r),

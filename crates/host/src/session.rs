@@ -163,15 +163,11 @@ impl Session {
         let measured = c.timing.submitted >= measured_from;
         r.ops[io.op as usize].add(ok, measured, io.len, latency, &c.phases);
         // A run of one flow copies the totals at the end (see `finish`): no second recording.
-        let several = r.flows.len() > 1;
-        if let Some(f) = r.flows.get_mut(io.flow as usize) {
-            if several {
-                f.ops[io.op as usize].add(ok, measured, io.len, latency, &c.phases);
-                f.window_end = f.window_end.max(c.timing.completed);
-            }
-            if !f.queues.contains(&io.qid) {
-                f.queues.push(io.qid);
-            }
+        if r.flows.len() > 1
+            && let Some(f) = r.flows.get_mut(io.flow as usize)
+        {
+            f.ops[io.op as usize].add(ok, measured, io.len, latency, &c.phases);
+            f.window_end = f.window_end.max(c.timing.completed);
         }
         drop(r);
         c

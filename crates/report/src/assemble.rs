@@ -93,12 +93,12 @@ pub fn assemble(dev: &dyn System, host: &HostResults, info: &RunInfo) -> Report 
         .flows
         .iter()
         .map(|f| {
-            let window = f.window_end.saturating_since(host.window_start).as_secs_f64().max(1e-12);
-            let (ops, total) = ops_report(&f.ops, window);
+            let window = f.window_end.saturating_since(host.window_start);
+            let (ops, total) = ops_report(&f.ops, window.as_secs_f64().max(1e-12));
             FlowReport {
                 name: f.name.clone(),
                 queues: f.queues.clone(),
-                window_ns: (window * 1e9) as u64,
+                window_ns: window.as_nanos(),
                 ops,
                 total,
                 alone_latency_mean_ns: None,

@@ -175,7 +175,11 @@ pub fn replay(
     let session = Rc::new(Session::open(dev, queues, SimDuration::ZERO, opts)?);
     // One flow, the whole trace (its volumes are not yet flows of their own).
     let name = spec.path.file_name().map_or_else(|| "trace".into(), |n| n.to_string_lossy().into_owned());
-    session.results.borrow_mut().flows = vec![crate::run::FlowMetrics::new(name)];
+    let flow = crate::run::FlowMetrics {
+        queues: (1..=queues as u16).collect(),
+        ..crate::run::FlowMetrics::new(name)
+    };
+    session.results.borrow_mut().flows = vec![flow];
     let cx = session.cx.clone();
     let stats = ReplayStats::new(&spec.path, &reader, spec.mode, spec.align);
     let r = Rc::new(Replay {
