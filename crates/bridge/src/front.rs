@@ -120,8 +120,14 @@ impl Bridge {
         cx.sleep(self.link.mmio_latency()).await; // doorbell
         self.slots.acquire().await;
         ph.queue_wait = cx.now().since(t0);
+        let zoned = matches!(
+            cmd.opcode,
+            Opcode::ZoneAppend | Opcode::ZoneManagementSend | Opcode::ZoneManagementReceive
+        );
         let (status, data) = match ns.check(&cmd) {
             Err(s) => (s, HostData::None),
+            // The bridge exposes one conventional namespace over its drives.
+            Ok(()) if zoned => (Status::InvalidOpcode, HostData::None),
             Ok(()) => self.relay(&cmd, &mut ph).await,
         };
         let t = cx.now();

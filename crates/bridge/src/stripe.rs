@@ -61,7 +61,7 @@ impl Layout {
     pub fn gather(&self, data: &HostData, pieces: &[Piece], piece: usize, lba: usize) -> HostData {
         let p = &pieces[piece];
         match data {
-            HostData::None => HostData::None,
+            HostData::None | HostData::Zones(_) => HostData::None,
             HostData::Bytes(b) => HostData::Bytes(
                 p.chunks
                     .iter()

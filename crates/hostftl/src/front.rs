@@ -91,6 +91,10 @@ impl HostFtlFront {
                 self.trim(ns.trimmed_units(cmd));
                 (Status::Success, HostData::None)
             }
+            // A host-side FTL exposes a conventional namespace.
+            Opcode::ZoneAppend | Opcode::ZoneManagementSend | Opcode::ZoneManagementReceive => {
+                (Status::InvalidOpcode, HostData::None)
+            }
         }
     }
 

@@ -17,7 +17,9 @@ impl HostFtl {
     pub(crate) fn target(&self, placement: Option<Placement>) -> Result<Target, PlacementError> {
         let geo = &self.inner.geo;
         match placement {
-            None => Ok(Target::Any),
+            // The host FTL places by groups and dies; an FDP placement identifier says nothing
+            // it can use (as a device without FDP ignores the directive).
+            None | Some(Placement::Pid(_)) => Ok(Target::Any),
             Some(Placement::Group(g)) if g < self.inner.cfg.groups => Ok(Target::Group(g)),
             Some(Placement::Group(group)) => {
                 Err(PlacementError::NoGroup { group, groups: self.inner.cfg.groups })

@@ -243,6 +243,7 @@ impl Controller {
             data: HostData::None,
             timing: CommandTiming { id, submitted, completed: submitted },
             phases: Phases::default(),
+            result: 0,
         };
         let traced = self.cx.tracing() && self.cx.trace_admit(id);
         let label = traced.then(|| format!("{} {}", cmd.opcode.name(), ByteSize(self.ns.bytes(cmd.nlb))));

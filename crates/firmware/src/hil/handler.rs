@@ -36,8 +36,8 @@ impl Controller {
             ..Phases::default()
         };
         self.cx.compute(self.cfg.costs.parse).await;
-        let (status, data) = match self.ns.check(&e.cmd) {
-            Err(s) => (s, HostData::None),
+        let (status, data, result) = match self.ns.check(&e.cmd) {
+            Err(s) => (s, HostData::None, 0),
             Ok(()) => self.execute(&e.cmd, &mut ph).await,
         };
         self.enter(Point::Post).await;
@@ -52,17 +52,19 @@ impl Controller {
             data,
             timing: CommandTiming { id: e.id, submitted: e.submitted, completed: e.submitted },
             phases: ph,
+            result,
         };
         self.cx.set_request(None);
         (e.reply, c)
     }
 
-    async fn execute(&self, cmd: &NvmeCommand, ph: &mut Phases) -> (Status, HostData) {
+    /// Runs a checked command: its status, read data and command-specific result.
+    async fn execute(&self, cmd: &NvmeCommand, ph: &mut Phases) -> (Status, HostData, u64) {
         let writes = matches!(cmd.opcode, Opcode::Write | Opcode::WriteZeroes | Opcode::DatasetManagement);
         if writes && !self.bypass && self.ftl.read_only() {
-            return (Status::WriteProtected, HostData::None);
+            return (Status::WriteProtected, HostData::None, 0);
         }
-        match cmd.opcode {
+        let (status, data) = match cmd.opcode {
             Opcode::Read => self.read(cmd, ph).await,
             Opcode::Write => (self.write(cmd, ph).await, HostData::None),
             Opcode::Flush => {
@@ -78,7 +80,11 @@ impl Controller {
                 (Status::Success, HostData::None)
             }
             Opcode::WriteZeroes => (self.write_zeroes(cmd, ph).await, HostData::None),
-        }
+            Opcode::ZoneAppend | Opcode::ZoneManagementSend | Opcode::ZoneManagementReceive => {
+                (Status::InvalidOpcode, HostData::None)
+            }
+        };
+        (status, data, 0)
     }
 
     async fn trim(&self, units: &[Lpn]) {

@@ -96,7 +96,7 @@ impl Namespace {
         let in_range =
             |slba: u64, nlb: u32| slba.checked_add(nlb as u64).is_some_and(|e| e <= self.capacity_lbas);
         match cmd.opcode {
-            Opcode::Flush => Ok(()),
+            Opcode::Flush | Opcode::ZoneManagementSend | Opcode::ZoneManagementReceive => Ok(()),
             Opcode::DatasetManagement => {
                 if cmd.ranges.is_empty() || cmd.ranges.len() > 256 {
                     return Err(Status::InvalidField(format!(
@@ -109,7 +109,7 @@ impl Namespace {
                     false => Err(Status::LbaOutOfRange),
                 }
             }
-            Opcode::Read | Opcode::Write | Opcode::WriteZeroes => {
+            Opcode::Read | Opcode::Write | Opcode::WriteZeroes | Opcode::ZoneAppend => {
                 if cmd.nlb == 0 {
                     return Err(Status::InvalidField("zero-length transfer".into()));
                 }
@@ -127,6 +127,7 @@ impl Namespace {
                     (HostData::Bytes(b), _) => b.len() as u64 == bytes,
                     (HostData::Tags(t), _) => !self.payload && t.len() == self.split(cmd.slba, cmd.nlb).len(),
                     (HostData::None, _) => !self.payload,
+                    (HostData::Zones(_), _) => false,
                 };
                 match data_fits {
                     true => Ok(()),
@@ -190,7 +191,7 @@ impl Namespace {
                         UnitData::Bytes(b[offset - n..offset].into())
                     }
                     (HostData::Tags(t), _) => UnitData::Tag(t.get(i).copied().unwrap_or_default()),
-                    (HostData::None, _) => UnitData::Tag(DataTag(0)),
+                    (HostData::None | HostData::Zones(_), _) => UnitData::Tag(DataTag(0)),
                 };
                 UnitWrite { lpn: p.lpn, first_sector: p.first, sectors: p.sectors, data }
             })

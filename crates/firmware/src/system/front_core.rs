@@ -88,6 +88,7 @@ impl FrontCore {
             data: served.data,
             timing: CommandTiming { id, submitted, completed: self.cx.now() },
             phases: served.phases,
+            result: 0,
         }
     }
 }
