@@ -155,6 +155,19 @@ impl DeviceConfig {
         // A host-side FTL keeps its tables in host memory, not in the device's DRAM.
         let dram = if self.system.kind() == "host-ftl" { ByteSize(u64::MAX) } else { c.dram };
         self.ftl.validate(&self.geometry, dram).map_err(|e| e.within("ftl"))?;
+        if let Some(z) = &self.ftl.zoned {
+            let (lba, unit) = (self.host.lba_size, self.geometry.mapping_unit);
+            ensure(lba == unit, "host.lba_size", || {
+                format!(
+                    "a zoned namespace needs logical blocks of one mapping unit ({unit}; got {lba}): set host.lba_size"
+                )
+            })?;
+            z.validate(&self.geometry, self.ftl.op, Some(self.host.max_transfer))
+                .map_err(|e| e.within("ftl"))?;
+            ensure(self.system.kind() == "ssd", "ftl.zoned", || {
+                format!("a zoned namespace is an SSD's; the {} system has none", self.system.kind())
+            })?;
+        }
         self.fil.validate().map_err(|e| e.within("fil"))?;
         self.ecc.validate(&self.geometry, self.timing.cell).map_err(|e| e.within("ecc"))?;
         self.power.validate().map_err(|e| e.within("power"))?;

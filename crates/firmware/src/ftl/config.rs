@@ -379,6 +379,9 @@ pub struct FtlConfig {
     /// Background data refresh (scrubbing), under the ECC's error model. Default: every day.
     #[serde(default)]
     pub refresh: RefreshConfig,
+    /// A zoned namespace (NVMe ZNS) instead of the conventional one. Default: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zoned: Option<crate::ftl::zoned::ZonedConfig>,
 }
 
 /// Background data refresh: the FTL looks at every closed block at an interval of virtual
@@ -429,6 +432,7 @@ impl Default for FtlConfig {
             costs: FtlCosts::default(),
             bypass: false,
             refresh: RefreshConfig::default(),
+            zoned: None,
         }
     }
 }
@@ -465,7 +469,14 @@ impl FtlConfig {
 
     /// Host-visible mapping units for `geo`.
     pub fn logical_units(&self, geo: &Geometry) -> u32 {
-        ((geo.total_units() as f64) * (1.0 - self.op)).floor() as u32
+        match &self.zoned {
+            // Every zone's size (units past a zone's capacity are never written).
+            Some(z) => {
+                let l = z.layout(geo, self.op);
+                (l.zones as u64 * l.size_units).min(u32::MAX as u64) as u32
+            }
+            None => ((geo.total_units() as f64) * (1.0 - self.op)).floor() as u32,
+        }
     }
 
     /// Checks the FTL against the geometry and DRAM; the error names the first bad field.
@@ -478,6 +489,12 @@ impl FtlConfig {
             "bad_block_rate",
             || format!("must be at least 0 and below 0.5 (got {})", self.bad_block_rate),
         )?;
+        if let Some(z) = &self.zoned {
+            z.validate(geo, self.op, None)?;
+            ensure(self.mapping == MappingConfig::Full, "mapping", || {
+                "a zoned namespace keeps its map in DRAM: set mapping.kind = \"full\"".into()
+            })?;
+        }
         let units = self.logical_units(geo);
         ensure(units >= 1, "op", || "leaves no logical capacity".into())?;
         ensure(units < TRANSLATION_LPN_BASE, "op", || {

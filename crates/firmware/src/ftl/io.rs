@@ -176,7 +176,7 @@ impl FtlInner {
 
     /// Reads the units `misses` (indices into `lpns`) from flash: each block pinned as soon as
     /// its address is known, one read per distinct page.
-    async fn read_misses(&self, lpns: &[Lpn], misses: &[usize], ph: &mut Phases) -> UnitResults {
+    pub(crate) async fn read_misses(&self, lpns: &[Lpn], misses: &[usize], ph: &mut Phases) -> UnitResults {
         let t0 = self.cx.now();
         let mut units: SmallVec<[Option<nand::UnitAddr>; 4]> = SmallVec::with_capacity(misses.len());
         let mut locked = SimDuration::ZERO;

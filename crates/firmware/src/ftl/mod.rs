@@ -27,6 +27,7 @@ mod stats;
 mod waits;
 mod writeback;
 pub mod writeback_policy;
+pub mod zoned;
 
 pub use alloc::Allocator;
 pub use blocks::{BlockInfo, BlockManager, BlockUse, PoolState, Stream};

@@ -18,7 +18,8 @@ impl FtlInner {
     pub(crate) fn start_refresh(&self) {
         let interval = self.cfg.refresh.interval;
         let Some(ecc) = &self.ecc else { return };
-        if interval.is_zero() || !ecc.models_errors() {
+        // A zoned namespace has no GC to rewrite what a scan would find.
+        if interval.is_zero() || !ecc.models_errors() || self.zoned.is_some() {
             return;
         }
         let me = self.self_rc();

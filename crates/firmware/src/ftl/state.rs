@@ -76,6 +76,8 @@ pub(crate) struct FtlInner {
     /// The architecture's placement of the work and its locks (see `flow`).
     pub flow: Rc<Flow>,
     pub rng: RefCell<SimRng>,
+    /// The zoned namespace's data path, if the namespace is zoned (GC and refresh are off).
+    pub zoned: Option<crate::ftl::zoned::Zoned>,
 }
 
 impl Ftl {
@@ -100,6 +102,10 @@ impl Ftl {
     pub(crate) fn assemble(with: Setup, cfg: &FtlConfig, blocks: BlockManager, rng: SimRng) -> Ftl {
         let ftl = Ftl::parts(with, cfg, blocks, rng);
         ftl.inner.start_refresh();
+        if ftl.inner.zoned.is_some() {
+            let me = ftl.inner.clone();
+            ftl.inner.cx.spawn_daemon(ftl.inner.core, "zone writer", async move { me.zone_writer().await });
+        }
         ftl
     }
 
@@ -141,6 +147,7 @@ impl Ftl {
                 ),
                 flow,
                 rng: RefCell::new(rng),
+                zoned: cfg.zoned.as_ref().map(|z| crate::ftl::zoned::Zoned::new(cx, z, &geo, cfg.op)),
                 unit_bytes: geo.unit_bytes() as usize,
                 logical,
                 payload,

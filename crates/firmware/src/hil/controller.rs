@@ -66,6 +66,8 @@ pub struct Controller {
     pub(crate) smart: RefCell<SmartCounters>,
     /// The namespace it exposes.
     pub(crate) ns: Namespace,
+    /// A zoned namespace's zones (`None`: conventional).
+    pub(crate) zones: Option<RefCell<crate::ftl::zoned::Zones>>,
     me: Weak<Controller>,
     /// Commands completed (for progress reporting).
     pub(crate) completed: Cell<u64>,
@@ -104,6 +106,7 @@ impl Controller {
             _ => Vec::new(),
         };
         let ns = Namespace::new(cfg, ftl.logical_units(), ftl.fil().geometry().unit_bytes(), ftl.payload());
+        let zones = crate::hil::zoned::zones_of(&ftl, cfg);
         let c = Rc::new_cyclic(|me| Controller {
             cx: cx.clone(),
             core,
@@ -119,6 +122,7 @@ impl Controller {
             arbiter: RefCell::new(Arbiter::new(&cfg.arbitration, cfg.fetch_burst)),
             smart: RefCell::new(SmartCounters::default()),
             ns,
+            zones,
             me: me.clone(),
             completed: Cell::new(0),
             next_id: Cell::new(0),

@@ -60,9 +60,15 @@ impl Controller {
 
     /// Runs a checked command: its status, read data and command-specific result.
     async fn execute(&self, cmd: &NvmeCommand, ph: &mut Phases) -> (Status, HostData, u64) {
-        let writes = matches!(cmd.opcode, Opcode::Write | Opcode::WriteZeroes | Opcode::DatasetManagement);
+        let writes = matches!(
+            cmd.opcode,
+            Opcode::Write | Opcode::WriteZeroes | Opcode::DatasetManagement | Opcode::ZoneAppend
+        );
         if writes && !self.bypass && self.ftl.read_only() {
             return (Status::WriteProtected, HostData::None, 0);
+        }
+        if self.zones.is_some() && !self.bypass {
+            return self.zoned(cmd, ph).await;
         }
         let (status, data) = match cmd.opcode {
             Opcode::Read => self.read(cmd, ph).await,
@@ -155,7 +161,7 @@ impl Controller {
     }
 
     /// Moves `nlb` blocks of data over the link.
-    async fn dma(&self, dir: Dir, nlb: u32, ph: &mut Phases) {
+    pub(crate) async fn dma(&self, dir: Dir, nlb: u32, ph: &mut Phases) {
         let t0 = self.cx.now();
         self.cx.compute(self.cfg.costs.dma).await;
         self.link.transfer(&self.cx, dir, self.ns.bytes(nlb)).await;

@@ -13,12 +13,16 @@ mod namespace;
 mod nvme;
 mod queues;
 mod smart;
+mod zoned;
 
 pub use admin::{AdminCommand, AdminResult, IdentifyController, IdentifyNamespace};
 pub use config::{Arbitration, HilCosts, HostInterfaceConfig, LinkConfig, LinkProtocol};
 pub use controller::{Controller, HilLayout};
 pub use link::{Dir, Link};
 pub use namespace::{Namespace, Part, Parts, split};
-pub use nvme::{CommandTiming, HostData, NvmeCommand, NvmeCompletion, Opcode, Placement, Status};
+pub use nvme::{
+    CommandTiming, HostData, NvmeCommand, NvmeCompletion, Opcode, Placement, Status, ZoneAction,
+    ZoneDescriptor, ZoneFilter, ZoneOp, ZoneState,
+};
 pub use queues::Priority;
 pub use smart::{SmartCounters, SmartLog};

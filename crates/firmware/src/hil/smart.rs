@@ -64,7 +64,7 @@ impl SmartCounters {
                 self.host_read_commands += 1;
                 self.bytes_read += bytes;
             }
-            (Opcode::Write, Status::Success) => {
+            (Opcode::Write | Opcode::ZoneAppend, Status::Success) => {
                 self.host_write_commands += 1;
                 self.bytes_written += bytes;
             }

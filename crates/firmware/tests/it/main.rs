@@ -7,6 +7,7 @@ mod extend;
 mod fil_timing;
 mod life;
 mod recovery;
+mod zones;
 
 use std::cell::RefCell;
 use std::rc::Rc;

@@ -27,7 +27,8 @@ impl FtlInner {
     #[inline]
     pub(crate) fn maybe_start_gc(&self, plane: u32) {
         let soft = self.cfg.gc.soft(self.geo.blocks);
-        if idle_and_short(plane, soft, &self.blocks.borrow(), &self.gc.active.borrow())
+        if self.zoned.is_none()
+            && idle_and_short(plane, soft, &self.blocks.borrow(), &self.gc.active.borrow())
             && !self.waits_for_credit(plane)
             && self.could_free_a_block(plane)
         {
@@ -49,6 +50,9 @@ impl FtlInner {
     /// Each write waiting for room looks again at every wake-up, so the planes that are short
     /// and idle are picked out under one borrow before any is looked at closely.
     pub(crate) fn start_gc_everywhere_needed(&self) {
+        if self.zoned.is_some() {
+            return; // a zoned namespace has no GC: the host resets zones
+        }
         let soft = self.cfg.gc.soft(self.geo.blocks);
         let idle_and_short: SmallVec<[u32; 8]> = {
             let (blocks, active) = (self.blocks.borrow(), self.gc.active.borrow());
@@ -365,6 +369,12 @@ impl FtlInner {
     /// Waits for reads pinning `victim`, erases it and returns it to the free pool (returns
     /// whether it did).
     async fn erase_victim(&self, victim: BlockIdx) -> bool {
+        self.erase_block(victim, TxnSource::Gc).await
+    }
+
+    /// [`erase_victim`](Self::erase_victim) for an erase `source` asked for (GC, or a zone
+    /// reset).
+    pub(crate) async fn erase_block(&self, victim: BlockIdx, source: TxnSource) -> bool {
         while self.blocks.borrow().info(victim).pins > 0 {
             self.waits.wait(WaitKey::Unpinned(victim)).await;
         }
@@ -377,7 +387,7 @@ impl FtlInner {
             self.retire(victim, false); // a program into it failed: it is not erased again
             return false;
         }
-        let mut r = self.fil.erase(TxnSource::Gc, self.geo.page_of(victim, 0)).await;
+        let mut r = self.fil.erase(source, self.geo.page_of(victim, 0)).await;
         let erase_count = self.fil.array().borrow().block(victim).erase_count;
         if r.status == FlashStatus::Ok && self.ecc.as_ref().is_some_and(|e| e.erase_fails(erase_count)) {
             r.set_status(FlashStatus::EraseFailed);
