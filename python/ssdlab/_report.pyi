@@ -130,6 +130,24 @@ class Media(Section):
     blocks_refreshed: int
     units_refreshed: int
 
+class ZoneStats(Section):
+    resets: int
+    reset_erases: int
+    reset_ns: int
+    reset_dropped_units: int
+    finishes: int
+    finish_pad_units: int
+    flush_pad_pages: int
+    stuck_pages: int
+    recovered_dropped_units: int
+
+class Zones(Section):
+    zones: int
+    zone_size: int
+    zone_capacity: int
+    by_state: list[int]
+    stats: ZoneStats
+
 class Utilisation(Section):
     channels: list[float]
     dies: list[float]
@@ -270,6 +288,7 @@ class Report(Section):
     dram: Dram
     ecc: Ecc
     media: Media
+    zones: Zones | None
     utilisation: Utilisation
     flash: Flash
     link: Link

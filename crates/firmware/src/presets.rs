@@ -13,6 +13,7 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("fssd", include_str!("../presets/fssd.toml")),
     ("bssd", include_str!("../presets/bssd.toml")),
     ("sata-ssd", include_str!("../presets/sata-ssd.toml")),
+    ("zns-zn540", include_str!("../presets/zns-zn540.toml")),
 ];
 
 /// The preset named `name`, parsed and validated.

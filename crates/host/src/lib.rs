@@ -20,3 +20,4 @@ pub mod series;
 mod session;
 pub mod trace;
 pub mod workload;
+mod zbd;

@@ -223,6 +223,9 @@ pub enum RunError {
     /// A replay names a place the device does not have, or a device that places writes itself.
     #[error("replay: {0}")]
     ReplayPlacement(#[source] firmware::system::SystemError),
+    /// A `zonemode=zbd` job cannot run on the device.
+    #[error("zonemode=zbd: {0}")]
+    Zones(String),
 }
 
 /// Checks that `jobs` can run on `dev`, as [`run_jobs_with`] does before it starts them, without
@@ -234,6 +237,17 @@ pub fn check(dev: &dyn System, jobs: &[JobSpec]) -> Result<(), RunError> {
     for p in jobs.iter().filter_map(|j| j.placement) {
         dev.check_placement(p).map_err(RunError::Placement)?;
     }
+    for pid in jobs.iter().flat_map(|j| j.plids.iter().copied()) {
+        dev.check_placement(firmware::hil::Placement::Pid(pid)).map_err(RunError::Placement)?;
+    }
+    let host_zones = |j: &JobSpec| j.zbd.as_ref().is_some_and(|z| z.zonesize.is_some());
+    if dev.config().ftl.zoned_ns().is_none() && jobs.iter().any(|j| j.zbd.is_some() && !host_zones(j)) {
+        return Err(RunError::Zones(
+            "the device has no zoned namespace: give it an [ftl.zoned] table (or give zonesize for host-side zones)"
+                .into(),
+        ));
+    }
+    crate::zbd::ZoneBook::check(dev, jobs)?;
     Ok(())
 }
 
@@ -266,6 +280,10 @@ pub fn run_jobs_with(
     let queues = if legacy { 1 } else { (instances.len() as u32).min(dev.queues()).max(1) };
     let ramp = instances.iter().map(|i| i.stream.spec().ramp_time).max().unwrap_or_default();
     let session = Rc::new(Session::open(dev, queues, ramp, opts)?);
+    let zones = match jobs.iter().any(|j| j.zbd.is_some()) {
+        true => Some(Rc::new(crate::zbd::ZoneBook::read(dev, jobs)?)),
+        false => None,
+    };
     let start = session.start;
     let total: Option<u64> = instances
         .iter()
@@ -291,6 +309,7 @@ pub fn run_jobs_with(
             index: i as u32,
             flow: inst.job as u32,
             placement: spec.placement,
+            zones: spec.zbd.as_ref().and(zones.clone()),
             qid,
             stream: RefCell::new(inst.stream),
             next_start: RefCell::new([start; 3]),
@@ -317,6 +336,8 @@ struct Clone_ {
     /// The job it is a clone of.
     flow: u32,
     placement: Option<firmware::hil::Placement>,
+    /// The zones, for a `zonemode=zbd` job.
+    zones: Option<Rc<crate::zbd::ZoneBook>>,
     qid: u16,
     stream: RefCell<JobStream>,
     /// Earliest start of the next I/O per direction (rate caps).
@@ -327,7 +348,21 @@ struct Clone_ {
 }
 
 impl Clone_ {
+    /// The FDP placement identifier of the next write (`fdp_pli`), if the job has them.
+    fn pid(&self) -> Option<firmware::hil::Placement> {
+        let mut s = self.stream.borrow_mut();
+        s.next_pid().map(firmware::hil::Placement::Pid)
+    }
+
     async fn run(self: Rc<Self>) {
+        self.clone().issue_all().await;
+        if self.stream.borrow().spec().end_fsync {
+            // fio's end_fsync: the clone's data made durable before it ends (not an I/O).
+            self.session.front.submit(self.qid, firmware::hil::NvmeCommand::flush()).await;
+        }
+    }
+
+    async fn issue_all(self: Rc<Self>) {
         let cx = &self.session.cx;
         loop {
             if self.deadline.is_some_and(|d| cx.now() >= d) {
@@ -347,16 +382,38 @@ impl Clone_ {
                     return;
                 }
             }
-            let io = Io {
+            let mut io = Io {
                 clone: self.index,
                 flow: self.flow,
                 qid: self.qid,
                 op: req.op,
                 offset: req.offset,
                 len: req.len as u64,
-                placement: self.placement,
+                placement: self.placement.or_else(|| self.pid()),
             };
-            self.session.issue(&io, self.ramp_end).await;
+            let Some(zones) = &self.zones else {
+                self.session.issue(&io, self.ramp_end).await;
+                continue;
+            };
+            let opts = self.stream.borrow().spec().zbd.clone().expect("a zbd job");
+            match io.op {
+                IoOp::Write => {
+                    let region = self.stream.borrow().region();
+                    let front = &self.session.front;
+                    let Some((z, at, len)) =
+                        zones.take(front, self.qid, &opts, &region, io.offset, io.len).await
+                    else {
+                        return; // no zone starts in the job's region
+                    };
+                    (io.offset, io.len) = (at, len);
+                    let ok = self.session.issue(&io, self.ramp_end).await;
+                    zones.written(front, self.qid, z, ok.then_some(len)).await;
+                }
+                _ => {
+                    io.offset = zones.read_at(&opts, io.offset, io.len);
+                    self.session.issue(&io, self.ramp_end).await;
+                }
+            }
         }
     }
 }

@@ -145,6 +145,7 @@ impl System for HostFtlSystem {
             host: Some(self.host.usage()),
             architecture: "host-ftl".into(),
             flow: firmware::flow::FlowStats::default(),
+            zones: None,
         }
     }
 

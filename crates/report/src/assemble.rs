@@ -187,6 +187,7 @@ pub fn assemble(dev: &dyn System, host: &HostResults, info: &RunInfo) -> Report 
         dram: dram(dev.config(), st),
         ecc: EccReport::new(st.ecc.clone()),
         media: st.media.clone(),
+        zones: totals.zones.clone(),
         utilisation: Utilisation {
             channels: fil.channel_utilisation(elapsed),
             dies: fil.die_utilisation(elapsed),

@@ -71,6 +71,10 @@ pub struct Report {
     /// spares, end of life, refresh (all zero without the error model; `docs/errors.md`).
     #[serde(default)]
     pub media: firmware::ftl::MediaStats,
+    /// A zoned namespace's zones: by state, resets and their time, padding (`None`:
+    /// conventional, and in reports older than this field).
+    #[serde(default)]
+    pub zones: Option<firmware::ftl::zoned::ZoneReport>,
     /// Busy fractions.
     pub utilisation: Utilisation,
     /// Flash transactions.

@@ -194,6 +194,24 @@ pub fn summary(r: &Report) -> String {
             e.uber
         );
     }
+    if let Some(z) = &r.zones {
+        let st = &z.stats;
+        let [empty, io, eo, closed, ro, full, offline] = z.by_state;
+        let _ = writeln!(
+            s,
+            "zones: {} of {} ({} writable) | now {empty} empty, {} open ({io} implicitly), {closed} closed, {full} full, {ro} read-only, {offline} offline | {} resets erased {} blocks, {:.3} ms each | {} finishes padded {} units | {} pages padded by flushes",
+            z.zones,
+            sim::ByteSize(z.zone_size),
+            sim::ByteSize(z.zone_capacity),
+            io + eo,
+            st.resets,
+            st.reset_erases,
+            st.reset_ns as f64 / st.resets.max(1) as f64 / 1e6,
+            st.finishes,
+            st.finish_pad_units,
+            st.flush_pad_pages,
+        );
+    }
     let m = &r.media;
     if m.program_failures + m.erase_failures + m.refresh_scans > 0 {
         let _ = writeln!(

@@ -155,7 +155,7 @@ impl DeviceConfig {
         // A host-side FTL keeps its tables in host memory, not in the device's DRAM.
         let dram = if self.system.kind() == "host-ftl" { ByteSize(u64::MAX) } else { c.dram };
         self.ftl.validate(&self.geometry, dram).map_err(|e| e.within("ftl"))?;
-        if let Some(z) = &self.ftl.zoned {
+        if let Some(z) = self.ftl.zoned_ns() {
             let (lba, unit) = (self.host.lba_size, self.geometry.mapping_unit);
             ensure(lba == unit, "host.lba_size", || {
                 format!(

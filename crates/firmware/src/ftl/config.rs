@@ -467,9 +467,14 @@ impl FtlConfig {
         cfg
     }
 
+    /// The zoned namespace, if the namespace is zoned (`[ftl.zoned]` present and enabled).
+    pub fn zoned_ns(&self) -> Option<&crate::ftl::zoned::ZonedConfig> {
+        self.zoned.as_ref().filter(|z| z.enabled)
+    }
+
     /// Host-visible mapping units for `geo`.
     pub fn logical_units(&self, geo: &Geometry) -> u32 {
-        match &self.zoned {
+        match self.zoned_ns() {
             // Every zone's size (units past a zone's capacity are never written).
             Some(z) => {
                 let l = z.layout(geo, self.op);
@@ -489,7 +494,7 @@ impl FtlConfig {
             "bad_block_rate",
             || format!("must be at least 0 and below 0.5 (got {})", self.bad_block_rate),
         )?;
-        if let Some(z) = &self.zoned {
+        if let Some(z) = self.zoned_ns() {
             z.validate(geo, self.op, None)?;
             ensure(self.mapping == MappingConfig::Full, "mapping", || {
                 "a zoned namespace keeps its map in DRAM: set mapping.kind = \"full\"".into()
@@ -507,7 +512,8 @@ impl FtlConfig {
         }
         let spare = geo.blocks as f64 * (self.op - self.bad_block_rate);
         let need = self.gc.soft(geo.blocks) + 2;
-        ensure(spare >= need as f64, "op", || {
+        // A zoned namespace has no GC: its spare blocks only replace bad ones and padding.
+        ensure(self.zoned_ns().is_some() || spare >= need as f64, "op", || {
             format!(
                 "each plane keeps {:.1} spare blocks but GC needs at least {need} (soft_free + 2); raise op or lower gc.soft_free",
                 spare

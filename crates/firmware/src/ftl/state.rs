@@ -147,7 +147,7 @@ impl Ftl {
                 ),
                 flow,
                 rng: RefCell::new(rng),
-                zoned: cfg.zoned.as_ref().map(|z| crate::ftl::zoned::Zoned::new(cx, z, &geo, cfg.op)),
+                zoned: cfg.zoned_ns().map(|z| crate::ftl::zoned::Zoned::new(cx, z, &geo, cfg.op)),
                 unit_bytes: geo.unit_bytes() as usize,
                 logical,
                 payload,

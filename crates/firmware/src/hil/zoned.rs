@@ -184,6 +184,19 @@ impl Controller {
         self.zones.as_ref().expect("a zoned namespace").borrow_mut().fail(zone, state);
     }
 
+    /// The zones in the report (`None` for a conventional namespace).
+    pub fn zone_report(&self) -> Option<crate::ftl::zoned::ZoneReport> {
+        let zones = self.zones.as_ref()?.borrow();
+        let lba = self.ns.lba_bytes as u64;
+        Some(crate::ftl::zoned::ZoneReport {
+            zones: zones.count(),
+            zone_size: zones.size * lba,
+            zone_capacity: zones.capacity * lba,
+            by_state: zones.census(),
+            stats: self.ftl.zone_stats().unwrap_or_default(),
+        })
+    }
+
     /// The Zone Append Size Limit, bytes.
     fn append_limit(&self) -> u64 {
         let cfg = self.ftl.zone_config().and_then(|c| c.append_limit);

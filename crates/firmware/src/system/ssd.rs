@@ -61,6 +61,7 @@ impl DeviceProbe {
             host: None,
             architecture: self.architecture.clone(),
             flow: self.ftl.flow_stats(),
+            zones: self.controller.zone_report(),
         }
     }
 }

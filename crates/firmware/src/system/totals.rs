@@ -154,6 +154,8 @@ pub struct Totals {
     pub architecture: String,
     /// Its locks, stage queues and wait list (a bridge's: its first drive's).
     pub flow: crate::flow::FlowStats,
+    /// A zoned namespace's zones (`None`: conventional).
+    pub zones: Option<crate::ftl::zoned::ZoneReport>,
 }
 
 /// Adds `b`'s FTL counters to `a`'s (several FTLs side by side).

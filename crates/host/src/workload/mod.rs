@@ -51,5 +51,5 @@ pub use instances::{JobInstance, check_jobs, instantiate, job_seed};
 pub use jobfile::{JobFileError, LineError, parse_job_file};
 pub use options::{IGNORED_OPTIONS, SUPPORTED_OPTIONS};
 pub use request::{IoOp, IoRequest, PerDir};
-pub use spec::{DEFAULT_BS, JobSpec, MAX_IODEPTH, MAX_JOBS, RwMode};
+pub use spec::{DEFAULT_BS, JobSpec, MAX_IODEPTH, MAX_JOBS, RwMode, ZbdOptions};
 pub use stream::JobStream;

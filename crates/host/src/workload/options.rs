@@ -202,6 +202,56 @@ impl JobSpec {
             }
             "randseed" => self.randseed = Some(count(0)?),
             "placement" => self.placement = Some(v.parse().map_err(|e: String| bad(key, v, e))?),
+            "zonemode" => match v {
+                "none" => self.zbd = None,
+                "zbd" => self.zbd = Some(self.zbd.take().unwrap_or_default()),
+                "strided" => {
+                    return Err(JobError::NotImplemented {
+                        option: key.to_string(),
+                        reason: "only 'zbd' (zones from the device) and 'none' are supported".into(),
+                    });
+                }
+                _ => return Err(bad(key, v, "none, strided or zbd")),
+            },
+            "zonesize" => {
+                let size = positive_size(v).map_err(|e| bad(key, v, e))?;
+                self.zbd.get_or_insert_with(Default::default).zonesize = Some(size);
+            }
+            "max_open_zones" | "job_max_open_zones" => {
+                self.zbd.get_or_insert_with(Default::default).max_open_zones = small(0)?;
+            }
+            "zone_reset_threshold" | "zone_reset_frequency" => {
+                let f = v.parse::<f64>().ok().filter(|f| (0.0..=1.0).contains(f));
+                let f = f.ok_or_else(|| bad(key, v, "a number from 0 to 1"))?;
+                let z = self.zbd.get_or_insert_with(Default::default);
+                match key {
+                    "zone_reset_threshold" => z.reset_threshold = Some(f),
+                    _ => z.reset_frequency = f,
+                }
+            }
+            "read_beyond_wp" => {
+                let b = parse_bool(v).ok_or_else(|| bad(key, v, "0 or 1"))?;
+                self.zbd.get_or_insert_with(Default::default).read_beyond_wp = b;
+            }
+            "fdp" => self.fdp = parse_bool(v).ok_or_else(|| bad(key, v, "0 or 1"))?,
+            "end_fsync" => self.end_fsync = parse_bool(v).ok_or_else(|| bad(key, v, "0 or 1"))?,
+            "dataplacement" => match v {
+                "none" => self.fdp = false,
+                "fdp" => self.fdp = true,
+                "streams" => {
+                    return Err(JobError::NotImplemented {
+                        option: key.to_string(),
+                        reason: "NVMe streams are not modelled; use dataplacement=fdp".into(),
+                    });
+                }
+                _ => return Err(bad(key, v, "none, fdp or streams")),
+            },
+            "fdp_pli" | "plids" => self.plids = parse_plids(v).map_err(|e| bad(key, v, e))?,
+            "fdp_pli_select" | "plid_select" => match v {
+                "roundrobin" => self.plid_random = false,
+                "random" => self.plid_random = true,
+                _ => return Err(bad(key, v, "roundrobin or random")),
+            },
             "rate_process" if v == "linear" => {}
             "kb_base" if v == "1024" => {}
             "rate_process" | "kb_base" => {
@@ -250,8 +300,39 @@ pub const SUPPORTED_OPTIONS: &[&str] = &[
     "rate_iops",
     "randseed",
     "placement",
+    "end_fsync",
+    "zonemode",
+    "zonesize",
+    "max_open_zones",
+    "job_max_open_zones",
+    "zone_reset_threshold",
+    "zone_reset_frequency",
+    "read_beyond_wp",
+    "fdp",
+    "dataplacement",
+    "fdp_pli",
+    "plids",
+    "fdp_pli_select",
+    "plid_select",
     "randrepeat",
     "rand_repeatable",
     "rate_process",
     "kb_base",
 ];
+
+/// A list of placement identifiers as fio takes them: numbers and ranges, comma-separated
+/// (`0,2-4` is 0, 2, 3, 4).
+fn parse_plids(v: &str) -> Result<Vec<u16>, String> {
+    let expected = || "placement identifiers: numbers or ranges such as 0,2-4".to_string();
+    let mut out = Vec::new();
+    for part in v.split(',').map(str::trim) {
+        let (a, b) = part.split_once('-').unwrap_or((part, part));
+        let (a, b): (u16, u16) =
+            (a.trim().parse().map_err(|_| expected())?, b.trim().parse().map_err(|_| expected())?);
+        if a > b || out.len() + (b - a) as usize >= 128 {
+            return Err(expected());
+        }
+        out.extend(a..=b);
+    }
+    Ok(out)
+}

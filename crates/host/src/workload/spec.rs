@@ -156,6 +156,61 @@ pub struct JobSpec {
     /// ssdlab's own option: `group:N` or `die:N`). Default: the FTL chooses.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub placement: Option<firmware::hil::Placement>,
+    /// fio's zoned block device mode (`zonemode=zbd` and its options): writes go to zones'
+    /// write pointers, reads to written data, zones reset as fio resets them. Default: off.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zbd: Option<ZbdOptions>,
+    /// FDP placement identifiers the job's writes carry (`fdp=1` with `fdp_pli=`, or
+    /// `dataplacement=fdp` with `plids=`), one per write in turn (`plid_select=roundrobin`) or
+    /// drawn at random (`plid_select=random`). Default: none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub plids: Vec<u16>,
+    /// `plid_select=random`: each write draws its placement identifier. Default: round robin.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub plid_random: bool,
+    /// `end_fsync`: each clone flushes the device when its I/O is done (not counted as an
+    /// I/O). Default: false.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub end_fsync: bool,
+    /// `fdp=1` or `dataplacement=fdp` was given (placement identifiers are needed). Default: false.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub fdp: bool,
+}
+
+/// fio's `zonemode=zbd` options, as fio documents them (HOWTO, "I/O type").
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ZbdOptions {
+    /// `zonesize`: must be the device's zone size if given (fio reads the zones from the
+    /// device in this mode). Default: the device's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zonesize: Option<u64>,
+    /// `max_open_zones` (or `job_max_open_zones`): zones the job's writes go to at once
+    /// (0: the device's limit). Default: 0.
+    pub max_open_zones: u32,
+    /// `zone_reset_threshold`: once this fraction of the zones' capacity in the job's range
+    /// holds data, zones are reset as `zone_reset_frequency` says. Default: none (a zone is reset
+    /// only when every zone of the range is full and a write needs one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reset_threshold: Option<f64>,
+    /// `zone_reset_frequency`: over the threshold, a zone is reset before every 1/f-th write.
+    /// Default: 1.
+    pub reset_frequency: f64,
+    /// `read_beyond_wp`: reads may go past write pointers (they read zeroes); otherwise they are
+    /// moved into written data. Default: false.
+    pub read_beyond_wp: bool,
+}
+
+impl Default for ZbdOptions {
+    fn default() -> Self {
+        ZbdOptions {
+            zonesize: None,
+            max_open_zones: 0,
+            reset_threshold: None,
+            reset_frequency: 1.0,
+            read_beyond_wp: false,
+        }
+    }
 }
 
 impl Default for JobSpec {
@@ -185,6 +240,11 @@ impl Default for JobSpec {
             randseed: None,
             randrepeat: true,
             placement: None,
+            zbd: None,
+            plids: Vec::new(),
+            plid_random: false,
+            end_fsync: false,
+            fdp: false,
         }
     }
 }

@@ -48,6 +48,9 @@ pub struct JobStream {
     sequential: PerDir<u64>,
     issued: u64,
     bytes: u64,
+    /// Placement identifiers: the next in turn, and the generator of random picks.
+    pid_turn: usize,
+    pid_rng: SimRng,
 }
 
 impl JobStream {
@@ -94,6 +97,8 @@ impl JobStream {
             sequential: PerDir::default(),
             issued: 0,
             bytes: 0,
+            pid_turn: job_index as usize,
+            pid_rng: SimRng::seed_from_u64(mix64(mix64(base ^ 0xfd9) ^ job_index as u64)),
         })
     }
 
@@ -106,6 +111,23 @@ impl JobStream {
                 let dir = plan.dirs.get(op);
                 dir.sizes.len() == 1 && dir.sizes[0].0 as u64 == plan.unit && dir.align == plan.unit
             })
+    }
+
+    /// The FDP placement identifier of the next write (`fdp_pli` in turn, or drawn with
+    /// `plid_select=random` from a generator of its own: the I/Os stay those without it).
+    pub fn next_pid(&mut self) -> Option<u16> {
+        let n = self.spec.plids.len();
+        if n == 0 {
+            return None;
+        }
+        let k = if self.spec.plid_random {
+            self.pid_rng.random_range(0..n)
+        } else {
+            let k = self.pid_turn % n;
+            self.pid_turn += 1;
+            k
+        };
+        Some(self.spec.plids[k])
     }
 
     /// The job this stream belongs to.

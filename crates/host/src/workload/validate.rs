@@ -39,6 +39,30 @@ impl JobSpec {
     /// of the LBA size, the region starts inside the device and holds the largest block,
     /// `time_based` has a `runtime`. The error names the job and the option.
     pub fn validate(&self, device_capacity_bytes: u64, lba_size: u32) -> Result<(), JobError> {
+        if let Some(z) = &self.zbd
+            && let Some(size) = z.zonesize
+        {
+            for op in [IoOp::Read, IoOp::Write] {
+                for (bs, _) in self.block_sizes(op).into_iter().filter(|_| self.rw.issues(op)) {
+                    if !size.is_multiple_of(bs.bytes()) {
+                        let msg = format!("{} is not a multiple of the block size {bs}", sim::ByteSize(size));
+                        return Err(self.invalid("zonesize", msg));
+                    }
+                }
+            }
+        }
+        if self.fdp && self.plids.is_empty() {
+            let msg = "fdp=1 needs the placement identifiers to use (fdp_pli=0,1,... ); ssdlab does not read them from the device".into();
+            return Err(self.invalid("fdp_pli", msg));
+        }
+        if !self.plids.is_empty() && !self.fdp {
+            return Err(
+                self.invalid("fdp_pli", "placement identifiers need fdp=1 (or dataplacement=fdp)".into())
+            );
+        }
+        if self.fdp && self.placement.is_some() {
+            return Err(self.invalid("placement", "give placement or fdp_pli, not both".into()));
+        }
         self.plan(device_capacity_bytes, lba_size, 0)?;
         self.plan(device_capacity_bytes, lba_size, self.numjobs.saturating_sub(1)).map(drop)
     }

@@ -146,6 +146,13 @@ fn starting(device: Option<&str>, start: &StartArgs) -> Result<(DeviceConfig, St
     let (start, note) = match start.precondition {
         Some(Ageing::None) => (Start::Fresh, None),
         Some(Ageing::Fast(kind)) => (Start::Precondition(kind), None),
+        None if cfg.ftl.zoned_ns().is_some() => {
+            let note = format!(
+                "{} starts with every zone empty (the host writes a zoned namespace's zones; --precondition does not apply)",
+                cfg.name
+            );
+            (Start::Fresh, Some(note))
+        }
         None if cfg.system.kind() == "host-ftl" => {
             let note = format!(
                 "{} starts fresh (a host-side FTL has no fast ageing; --precondition none)",

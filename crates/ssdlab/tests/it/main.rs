@@ -25,6 +25,7 @@ mod soak;
 mod sweep;
 mod systems;
 mod trace_events;
+mod zns;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

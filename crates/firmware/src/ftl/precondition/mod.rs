@@ -90,6 +90,11 @@ pub enum PreconditionError {
     /// GC found no free page anywhere (the over-provisioning is too small for the thresholds).
     #[error("the device is too full to age: {0}; raise ftl.op or lower gc.soft_free")]
     TooFull(String),
+    /// The namespace is zoned: its zones are the host's to write, in order.
+    #[error(
+        "a zoned namespace cannot be aged by the preconditioner (its zones are written by the host, in order); use --precondition none and a workload that fills zones"
+    )]
+    Zoned,
     /// The page store failed.
     #[error("the page store failed while ageing the device: {0}")]
     Store(#[from] io::Error),
@@ -104,6 +109,9 @@ impl Ftl {
         progress: &mut dyn FnMut(u64, u64),
     ) -> Result<(), PreconditionError> {
         let i = &*self.inner;
+        if i.zoned.is_some() {
+            return Err(PreconditionError::Zoned);
+        }
         if i.stats.borrow().host_units_written != 0 || self.fil().array().borrow().next_seq() != 1 {
             return Err(PreconditionError::NotFresh);
         }

@@ -15,6 +15,10 @@ use sim::config::{ConfigError, ensure};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ZonedConfig {
+    /// The namespace is zoned (`false`: the table is kept but the namespace is conventional,
+    /// as `--set ftl.zoned.enabled=false` makes a ZNS preset's conventional twin). Default: true.
+    #[serde(default = "yes")]
+    pub enabled: bool,
     /// Dies a zone spans (0: every die). Must divide the dies of the array. Default: 0.
     #[serde(default)]
     pub dies: u32,
@@ -57,6 +61,7 @@ fn yes() -> bool {
 impl Default for ZonedConfig {
     fn default() -> Self {
         ZonedConfig {
+            enabled: true,
             dies: 0,
             blocks_per_plane: 1,
             zone_size: None,

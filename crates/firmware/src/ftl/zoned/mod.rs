@@ -56,7 +56,7 @@ struct ZoneFlash {
 }
 
 /// What the zones cost: the report's zone section.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ZoneStats {
     /// Zone resets that erased something.
     pub resets: u64,
@@ -77,6 +77,22 @@ pub struct ZoneStats {
     /// Units a recovery dropped beyond a zone's first unwritten unit (programmed after a page
     /// that did not reach flash before the crash).
     pub recovered_dropped_units: u64,
+}
+
+/// A zoned namespace in the report: its zones, their states now, and what they cost.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ZoneReport {
+    /// Zones.
+    pub zones: u32,
+    /// Zone size, bytes.
+    pub zone_size: u64,
+    /// Zone capacity, bytes.
+    pub zone_capacity: u64,
+    /// Zones by state now: empty, implicitly opened, explicitly opened, closed, read-only,
+    /// full, offline.
+    pub by_state: [u64; 7],
+    /// Resets, finishes, padding.
+    pub stats: ZoneStats,
 }
 
 /// The zoned FTL's state (in `FtlInner::zoned`).
