@@ -379,6 +379,9 @@ pub struct FtlConfig {
     /// Background data refresh (scrubbing), under the ECC's error model. Default: every day.
     #[serde(default)]
     pub refresh: RefreshConfig,
+    /// NVMe Flexible Data Placement (`[ftl.fdp]`, docs/fdp.md). Default: off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fdp: Option<crate::ftl::fdp::FdpConfig>,
 }
 
 /// Background data refresh: the FTL looks at every closed block at an interval of virtual
@@ -429,6 +432,7 @@ impl Default for FtlConfig {
             costs: FtlCosts::default(),
             bypass: false,
             refresh: RefreshConfig::default(),
+            fdp: None,
         }
     }
 }
@@ -497,6 +501,9 @@ impl FtlConfig {
             )
         })?;
         ensure(self.gc.hard_free >= 1, "gc.hard_free", || "must be at least 1".into())?;
+        if let Some(f) = &self.fdp {
+            f.validate(geo, spare, need)?;
+        }
         let t = self.refresh.threshold;
         ensure(t.is_finite() && t > 0.0 && t <= 1.0, "refresh.threshold", || {
             format!("must be a fraction of ecc.correctable in (0, 1] (got {t})")

@@ -9,6 +9,7 @@ mod cache;
 mod check;
 pub mod config;
 mod data;
+pub mod fdp;
 mod flash;
 mod gc;
 mod hooks;
@@ -36,6 +37,7 @@ pub use config::{
     WriteBackMode,
 };
 pub use data::{UnitData, fingerprint};
+pub use fdp::{FdpConfig, FdpEvent, FdpStats, HandleStats, Isolation, Placed};
 pub use flash::MediaError;
 pub use gc::theory;
 pub use gc::victim;

@@ -76,6 +76,8 @@ pub(crate) struct FtlInner {
     /// The architecture's placement of the work and its locks (see `flow`).
     pub flow: Rc<Flow>,
     pub rng: RefCell<SimRng>,
+    /// Flexible Data Placement's state (`None` without FDP).
+    pub fdp: Option<RefCell<crate::ftl::fdp::Fdp>>,
 }
 
 impl Ftl {
@@ -114,6 +116,16 @@ impl Ftl {
         let planes = (geo.total_dies() * geo.planes) as usize;
         let map = Mapping::new(&cfg.mapping, logical, &geo, payload);
         let tpages = map.dftl.as_ref().map_or(0, |d| d.borrow().tpages());
+        let mut alloc = Allocator::with(&geo, policies.placement);
+        let mut stats = FtlStats::default();
+        let fdp = cfg.fdp.as_ref().map(|f| {
+            alloc.enable_fdp(f.handles, f.isolation == crate::ftl::fdp::Isolation::Persistently);
+            stats.fdp = Some(crate::ftl::fdp::FdpStats {
+                handles: vec![Default::default(); f.handles as usize],
+                ..Default::default()
+            });
+            RefCell::new(crate::ftl::fdp::Fdp::new(f, &geo, logical))
+        });
         // GC cannot work with fewer spare blocks than a configuration may start with.
         let end_of_life = cfg.gc.soft(geo.blocks) + 2;
         Ftl {
@@ -126,11 +138,11 @@ impl Ftl {
                 map,
                 cache: RefCell::new(DataCache::new(lines)),
                 blocks: RefCell::new(blocks),
-                alloc: RefCell::new(Allocator::with(&geo, policies.placement)),
+                alloc: RefCell::new(alloc),
                 waits: Waits::new(cx),
                 wb: WriteBack::new(cx, policies.write_back),
                 quiescing: std::cell::Cell::new(false),
-                stats: RefCell::new(FtlStats::default()),
+                stats: RefCell::new(stats),
                 gc: Gc::new(
                     planes,
                     policies.victim,
@@ -141,6 +153,7 @@ impl Ftl {
                 ),
                 flow,
                 rng: RefCell::new(rng),
+                fdp,
                 unit_bytes: geo.unit_bytes() as usize,
                 logical,
                 payload,

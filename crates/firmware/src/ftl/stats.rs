@@ -51,6 +51,9 @@ pub struct FtlStats {
     pub pending_budget: u64,
     /// The most pending mapping updates held at once.
     pub pending_high: u64,
+    /// Flexible Data Placement's counters, per reclaim unit handle (`None` without FDP).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fdp: Option<crate::ftl::fdp::FdpStats>,
 }
 
 impl FtlStats {

@@ -4,7 +4,7 @@ use std::rc::Rc;
 
 use crate::device::Device;
 use crate::ftl::Ftl;
-use crate::hil::Controller;
+use crate::hil::{Controller, Placement};
 use crate::power::{Activity, Energy};
 use crate::system::{DeviceMeter, Front, Handles, Sample, Sampler, System, SystemError, Totals};
 
@@ -92,5 +92,27 @@ impl System for Device {
 
     fn check_invariants(&self) -> Result<(), SystemError> {
         Ok(self.ftl.check_invariants()?)
+    }
+
+    /// An SSD with FDP (`[ftl.fdp]`) takes placement identifiers it has; it places every other
+    /// write itself.
+    fn check_placement(&self, placement: Placement) -> Result<(), SystemError> {
+        match (placement, self.ftl.fdp()) {
+            (Placement::Pid(p), Some(f)) if f.decode(p).is_none() => Err(SystemError::InvalidPid(
+                placement,
+                format!(
+                    "the device has {} reclaim unit handles in {} reclaim groups (placement identifiers: group << (16 - {}) | handle)",
+                    f.handles,
+                    f.reclaim_groups,
+                    f.rgif()
+                ),
+            )),
+            (Placement::Pid(_), Some(_)) => Ok(()),
+            (Placement::Pid(_), None) => Err(SystemError::InvalidPid(
+                placement,
+                "this device has no Flexible Data Placement (set [ftl.fdp])".into(),
+            )),
+            _ => Err(SystemError::PlacesItself(placement)),
+        }
     }
 }
