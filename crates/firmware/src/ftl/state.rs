@@ -117,13 +117,9 @@ impl Ftl {
         let map = Mapping::new(&cfg.mapping, logical, &geo, payload);
         let tpages = map.dftl.as_ref().map_or(0, |d| d.borrow().tpages());
         let mut alloc = Allocator::with(&geo, policies.placement);
-        let mut stats = FtlStats::default();
+        let stats = FtlStats::for_config(cfg);
         let fdp = cfg.fdp.as_ref().map(|f| {
             alloc.enable_fdp(f.handles, f.isolation == crate::ftl::fdp::Isolation::Persistently);
-            stats.fdp = Some(crate::ftl::fdp::FdpStats {
-                handles: vec![Default::default(); f.handles as usize],
-                ..Default::default()
-            });
             RefCell::new(crate::ftl::fdp::Fdp::new(f, &geo, logical))
         });
         // GC cannot work with fewer spare blocks than a configuration may start with.

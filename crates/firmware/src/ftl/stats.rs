@@ -57,6 +57,18 @@ pub struct FtlStats {
 }
 
 impl FtlStats {
+    /// Zero counters for an FTL configured as `cfg` (with a zero per-handle count for each FDP
+    /// reclaim unit handle).
+    pub fn for_config(cfg: &crate::ftl::FtlConfig) -> FtlStats {
+        FtlStats {
+            fdp: cfg.fdp.as_ref().map(|f| crate::ftl::fdp::FdpStats {
+                handles: vec![Default::default(); f.handles as usize],
+                ..Default::default()
+            }),
+            ..FtlStats::default()
+        }
+    }
+
     /// Write amplification: units programmed by every stream over units written by the host.
     pub fn waf(&self) -> f64 {
         let flash: u64 = self.units_programmed.iter().sum();
