@@ -149,12 +149,6 @@ impl Allocator {
         }
     }
 
-    /// The block open for `lane` in `plane`, and the pages handed out of it.
-    pub fn open_block(&self, lane: Lane, plane: u32) -> Option<(nand::BlockIdx, u32)> {
-        let f = &self.open[self.lane(lane)][plane as usize];
-        f.block.map(|b| (b, f.next))
-    }
-
     /// Closes `lane`'s open block in `plane` where it stands (an FDP reclaim unit handle moved
     /// to a new reclaim unit): its unwritten pages are not used until it is erased. Returns the
     /// pages it had left.

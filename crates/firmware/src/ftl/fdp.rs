@@ -218,25 +218,35 @@ pub struct HandleStats {
 /// An FDP event (the FDP Events log page, 23h).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FdpEvent {
-    /// Event Type: 0h RU Not Fully Written, 3h Invalid Placement Identifier (host events).
+    /// Event Type: host events 0h RU Not Fully Written and 3h Invalid Placement Identifier;
+    /// controller event 80h Media Reallocated.
     pub kind: u8,
     /// When it happened, ns of virtual time.
     pub at_ns: u64,
     /// The placement identifier concerned.
     pub pid: u16,
-    /// The reclaim group (RU Not Fully Written).
+    /// The reclaim group (not for Invalid Placement Identifier).
     pub group: u32,
-    /// The reclaim unit handle (RU Not Fully Written).
+    /// The reclaim unit handle (not for Invalid Placement Identifier).
     pub handle: u16,
-    /// Logical blocks the reclaim unit could still have taken (RU Not Fully Written), in
-    /// mapping units.
-    pub ruamw_units: u64,
+    /// Mapping units: those the reclaim unit could still have taken (RU Not Fully Written:
+    /// its RUAMW), or those moved to other media (Media Reallocated).
+    pub units: u64,
+}
+
+impl FdpEvent {
+    /// Whether the host caused it (the FDP Events log's host events), not the controller.
+    pub fn is_host_event(&self) -> bool {
+        self.kind < 0x80
+    }
 }
 
 /// FDP event type: a reclaim unit handle moved to a new reclaim unit before the old one was full.
 pub const EVENT_RU_NOT_FULLY_WRITTEN: u8 = 0x0;
 /// FDP event type: a write named a placement identifier that does not exist.
 pub const EVENT_INVALID_PID: u8 = 0x3;
+/// FDP event type: the controller moved valid data out of a block whose program failed.
+pub const EVENT_MEDIA_REALLOCATED: u8 = 0x80;
 
 /// FDP counters over a run (`FtlStats::fdp`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -359,6 +369,25 @@ impl FtlInner {
         self.stats.borrow_mut().fdp.as_mut().expect("FDP counts")[h].user_units += units.len() as u64;
     }
 
+    /// GC moved `units` valid units out of `victim`, whose program had failed: a Media
+    /// Reallocated event for the block's handle.
+    pub(crate) fn fdp_reallocated(&self, victim: nand::BlockIdx, units: u64) {
+        let Some(f) = &self.fdp else { return };
+        let mut f = f.borrow_mut();
+        let handle = self.blocks.borrow().info(victim).handle;
+        let group = f.cfg.group_of_plane(&self.geo, self.blocks.borrow().plane_of(victim));
+        let e = FdpEvent {
+            kind: EVENT_MEDIA_REALLOCATED,
+            at_ns: self.cx.now().as_nanos(),
+            pid: f.cfg.pid(group, handle),
+            group,
+            handle,
+            units,
+        };
+        let mut st = self.stats.borrow_mut();
+        f.log(e, st.fdp.as_mut().expect("FDP counts"));
+    }
+
     /// GC moved the units of `lpns`: each counts for the handle its data was written under.
     pub(crate) fn fdp_gc_moved(&self, lpns: impl Iterator<Item = nand::Lpn>) {
         let f = self.fdp.as_ref().expect("FDP on").borrow();
@@ -423,7 +452,7 @@ impl Ftl {
             pid,
             group: 0,
             handle: 0,
-            ruamw_units: 0,
+            units: 0,
         };
         f.borrow_mut().log(e, stats);
     }
@@ -478,7 +507,7 @@ impl Ftl {
                     pid,
                     group,
                     handle,
-                    ruamw_units: (f.ru_pages - used) * upp,
+                    units: (f.ru_pages - used) * upp,
                 };
                 f.log(e, stats);
             }
@@ -486,7 +515,8 @@ impl Ftl {
         Ok(())
     }
 
-    /// The FDP event log, oldest first (empty without FDP).
+    /// The FDP event log, host and controller events together, oldest first (empty without
+    /// FDP).
     pub fn fdp_events(&self) -> Vec<FdpEvent> {
         self.inner.fdp.as_ref().map(|f| f.borrow().events.iter().cloned().collect()).unwrap_or_default()
     }

@@ -134,12 +134,11 @@ impl Controller {
         })
     }
 
-    /// The FDP Events log page (23h): host events (`host`) or controller events. This FTL logs
-    /// two host events (RU Not Fully Written, Invalid Placement Identifier) and no controller
-    /// event.
+    /// The FDP Events log page (23h): host events (`host`: RU Not Fully Written, Invalid
+    /// Placement Identifier) or controller events (Media Reallocated), oldest first.
     pub fn fdp_events(&self, host: bool) -> Result<Vec<FdpEvent>, Status> {
         self.ftl.fdp().ok_or_else(Self::no_fdp)?;
-        Ok(if host { self.ftl.fdp_events() } else { Vec::new() })
+        Ok(self.ftl.fdp_events().into_iter().filter(|e| e.is_host_event() == host).collect())
     }
 
     /// I/O Management Receive, Reclaim Unit Handle Status: every placement identifier's

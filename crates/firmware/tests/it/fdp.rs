@@ -132,7 +132,7 @@ fn log_pages_and_reclaim_unit_handle_operations() {
     let AdminResult::FdpEvents(ev) = admin(&dev, AdminCommand::GetFdpEvents { host: true }) else { panic!() };
     assert_eq!(ev.iter().map(|e| e.kind).collect::<Vec<_>>(), [0x3, 0x0]);
     assert_eq!((ev[0].pid, ev[1].pid, ev[1].handle), (4, 1, 1));
-    assert_eq!(ev[1].ruamw_units, (8 * 16 - 10) * 4);
+    assert_eq!(ev[1].units, (8 * 16 - 10) * 4);
     let AdminResult::FdpEvents(ctl) = admin(&dev, AdminCommand::GetFdpEvents { host: false }) else {
         panic!()
     };
@@ -208,5 +208,31 @@ fn config_errors_name_the_field() {
     assert!(err("{ handle = 2 }").contains("handle"));
     for e in ["{ reclaim_groups = 3 }", "{ handles = 0 }", "{ ru_blocks = 0 }"] {
         assert!(!err(e).trim_end().contains('\n'), "{}", err(e));
+    }
+}
+
+/// Blocks whose programs fail are retired with FDP on, persistently isolated: every read still
+/// returns the last write, no handle's block takes another's data, and each relocation out of
+/// a retiring block is a Media Reallocated controller event (80h).
+#[test]
+fn relocations_out_of_failed_blocks_are_media_reallocated_events() {
+    let no_bit_errors = "e = 0.0, a = 0.0, k = 1.0, b = 0.0, m = 1.0, n = 1.0, c = 0.0, p = 1.0, q = 1.0";
+    let wear = "rated_pe = 1, program_fail_at_rated = 1e-3, erase_fail_at_rated = 1e-2, exponent = 0.0";
+    let errors = format!(
+        "cache = {{ capacity = '256KiB' }}\n[ecc.errors]\nrber = {{ {no_bit_errors} }}\nwear_out = {{ {wear} }}"
+    );
+    let config =
+        with_fdp(crate::small_device("fdp", &errors), "0.45", "{ handles = 3, isolation = 'persistently' }");
+    let dev = Device::build(&config, &StoreChoice::Memory, 63).unwrap();
+    Conformance { config, seed: 63, plan: plan(vec![None, Some(1), Some(2)]) }
+        .run_on(&dev)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let m = dev.ftl.stats().media;
+    assert!(m.units_relocated > 0, "{m:?}");
+    let events = dev.ftl.fdp_events();
+    let realloc: Vec<_> = events.iter().filter(|e| e.kind == 0x80).collect();
+    assert!(!realloc.is_empty() && realloc.iter().all(|e| !e.is_host_event() && e.units > 0));
+    if dev.ftl.stats().fdp.unwrap().events_dropped == 0 {
+        assert_eq!(realloc.iter().map(|e| e.units).sum::<u64>(), m.units_relocated);
     }
 }

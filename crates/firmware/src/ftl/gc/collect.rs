@@ -302,6 +302,9 @@ impl FtlInner {
             let rest = earning.stale - earning.earned;
             self.add_allowance(plane, rest);
         }
+        if retiring && moved > 0 {
+            self.fdp_reallocated(victim, moved);
+        }
         let mut st = self.stats.borrow_mut();
         if retiring {
             st.media.units_relocated += moved;
