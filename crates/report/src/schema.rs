@@ -140,7 +140,8 @@ pub struct FdpHandleReport {
     pub host_bytes: u64,
     /// Its bytes programmed by cache write-back.
     pub user_bytes: u64,
-    /// Its bytes GC moved (by the handle each unit was last written back under).
+    /// Its bytes GC moved: out of its own blocks, and out of shared GC blocks those whose
+    /// logical unit was last written back under it.
     pub gc_bytes: u64,
     /// `user_bytes + gc_bytes`.
     pub media_bytes: u64,

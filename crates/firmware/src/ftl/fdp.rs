@@ -207,7 +207,8 @@ pub struct HandleStats {
     pub host_units: u64,
     /// Its units programmed by cache write-back.
     pub user_units: u64,
-    /// Its units moved by GC (attributed by the handle the unit was last written back under).
+    /// Its units moved by GC: out of its own blocks, and out of shared GC blocks (initial
+    /// isolation) those whose logical unit was last written back under it.
     pub gc_units: u64,
     /// Host writes that named it with a placement identifier (0 for handle 0 used by default).
     pub host_specified: u64,
@@ -388,14 +389,31 @@ impl FtlInner {
         f.log(e, st.fdp.as_mut().expect("FDP counts"));
     }
 
-    /// GC moved the units of `lpns`: each counts for the handle its data was written under.
-    pub(crate) fn fdp_gc_moved(&self, lpns: impl Iterator<Item = nand::Lpn>) {
-        let f = self.fdp.as_ref().expect("FDP on").borrow();
+    /// GC moved units of these handles' data.
+    pub(crate) fn fdp_gc_moved(&self, handles: impl Iterator<Item = u16>) {
         let mut st = self.stats.borrow_mut();
-        let fdp = st.fdp.as_mut().expect("FDP counts");
-        for lpn in lpns {
-            fdp[f.lpn_handle[lpn.0 as usize] as u16].gc_units += 1;
+        let fdp = st.fdp.as_mut().expect("FDP on");
+        for h in handles {
+            fdp[h].gc_units += 1;
         }
+    }
+
+    /// The handle whose data `victim` holds, if it holds one handle's only: a block of host
+    /// data, or of GC's under persistent isolation (`None` without FDP, and for a shared GC
+    /// block).
+    pub(crate) fn fdp_owner(&self, victim: nand::BlockIdx) -> Option<u16> {
+        let f = self.fdp.as_ref()?.borrow();
+        let i = *self.blocks.borrow().info(victim);
+        match i.stream {
+            Stream::User => Some(i.handle),
+            Stream::Gc if f.cfg.isolation == Isolation::Persistently => Some(i.handle),
+            _ => None,
+        }
+    }
+
+    /// The handle `lpn`'s flash copy was last written back under (0 without FDP).
+    pub(crate) fn fdp_handle_of(&self, lpn: nand::Lpn) -> u16 {
+        self.fdp.as_ref().map_or(0, |f| f.borrow().lpn_handle[lpn.0 as usize] as u16)
     }
 
     /// Up to `want` dirty lines for one background write-back under FDP: among the oldest

@@ -242,6 +242,9 @@ impl FtlInner {
             Stream::Gc => self.alloc.borrow().gc_lane(handle),
             _ => Lane::of(stream),
         };
+        // FDP: whose data the victim holds, if one handle's only (its units are attributed to
+        // it; a shared GC block's, each to the handle it was last written back under).
+        let owner = self.fdp_owner(victim);
         self.blocks.borrow_mut().set_victim(victim);
         self.stats.borrow_mut().gc_victims_in_progress += 1;
         let mut moved = 0;
@@ -281,6 +284,7 @@ impl FtlInner {
                     old: self.geo.unit_addr(page, slot),
                     data: self.unit_of(&r, slot),
                     born: born(slot),
+                    handle: owner.unwrap_or_else(|| self.fdp_handle_of(lpn)),
                 };
                 pending.push(unit);
                 if pending.len() == upp as usize {
@@ -331,7 +335,7 @@ impl FtlInner {
         let n = units.len() as u32;
         let (page, r) = self.program_retrying((lane, stream), Some(plane), page, write, n).await;
         if self.fdp.is_some() {
-            self.fdp_gc_moved(units.iter().map(|u| u.lpn));
+            self.fdp_gc_moved(units.iter().map(|u| u.handle));
         }
         self.make_pending_room(plane, units.len() as u64).await;
         let mut st = self.stats.borrow_mut();
@@ -487,6 +491,8 @@ struct Moved {
     /// The sequence number of the program that first wrote the data (kept in the copy's OOB,
     /// so that recovery never prefers this copy to a newer host write).
     born: u64,
+    /// FDP: the reclaim unit handle whose data it is (0 without FDP).
+    handle: u16,
 }
 
 /// `block`'s valid units in what moving them costs: a translation page is one valid unit but
