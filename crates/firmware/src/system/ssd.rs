@@ -98,15 +98,19 @@ impl System for Device {
     /// write itself.
     fn check_placement(&self, placement: Placement) -> Result<(), SystemError> {
         match (placement, self.ftl.fdp()) {
-            (Placement::Pid(p), Some(f)) if f.decode(p).is_none() => Err(SystemError::InvalidPid(
-                placement,
-                format!(
-                    "the device has {} reclaim unit handles in {} reclaim groups (placement identifiers: group << (16 - {}) | handle)",
-                    f.handles,
-                    f.reclaim_groups,
-                    f.rgif()
-                ),
-            )),
+            (Placement::Pid(p), Some(f)) if f.decode(p).is_none() => {
+                let encoding = match f.rgif() {
+                    0 => format!("placement identifiers 0 to {}", f.handles - 1),
+                    r => format!("placement identifier = group << {} | handle", 16 - r),
+                };
+                Err(SystemError::InvalidPid(
+                    placement,
+                    format!(
+                        "the device has {} reclaim unit handles in {} reclaim groups ({encoding})",
+                        f.handles, f.reclaim_groups
+                    ),
+                ))
+            }
             (Placement::Pid(_), Some(_)) => Ok(()),
             (Placement::Pid(_), None) => Err(SystemError::InvalidPid(
                 placement,
