@@ -236,3 +236,43 @@ fn relocations_out_of_failed_blocks_are_media_reallocated_events() {
         assert_eq!(realloc.iter().map(|e| e.units).sum::<u64>(), m.units_relocated);
     }
 }
+
+/// A placement identifier's reclaim group keeps its data on the group's dies: with two groups
+/// of two dies each, writes to group 1 program only blocks of dies 2 and 3 (planes 4 to 7),
+/// writes to group 0 only those of dies 0 and 1.
+#[test]
+fn reclaim_groups_keep_their_data_on_their_dies() {
+    let cfg =
+        device("0.4", "{ handles = 2, reclaim_groups = 2 }").set("ftl.mapping", "{ kind = 'full' }").unwrap();
+    let dev = Device::build(&cfg, &StoreChoice::Metadata, 1).unwrap();
+    let front = dev.front();
+    dev.sim().block_on(async move { front.create_queue(1).await.unwrap() }).unwrap();
+    let planes_written = |dev: &Device| {
+        let geo = dev.ftl.fil().geometry().clone();
+        let array = dev.ftl.fil().array().borrow();
+        let mut planes: Vec<u32> = (0..geo.total_blocks())
+            .filter(|&b| array.block(nand::BlockIdx(b)).write_ptr > 0)
+            .map(|b| b / geo.blocks)
+            .collect();
+        planes.dedup();
+        planes
+    };
+    // 64 writes of 8 units under group 1, handle 1 (RGIF 1: 0x8001).
+    for i in 0..64 {
+        assert_eq!(submit(&dev, write(i * 8, 8, Some(0x8001))), Status::Success);
+    }
+    assert_eq!(submit(&dev, NvmeCommand::flush()), Status::Success);
+    assert_eq!(planes_written(&dev), [4, 5, 6, 7]);
+    for i in 0..64 {
+        assert_eq!(submit(&dev, write(1000 + i * 8, 8, Some(0x0001))), Status::Success);
+    }
+    assert_eq!(submit(&dev, NvmeCommand::flush()), Status::Success);
+    assert_eq!(planes_written(&dev), [0, 1, 2, 3, 4, 5, 6, 7]);
+    dev.check_invariants().unwrap();
+    let AdminResult::RuhStatus(s) = admin(&dev, AdminCommand::IoManagementReceive) else { panic!() };
+    assert_eq!(s.iter().map(|d| d.pid).collect::<Vec<_>>(), [0x0000, 0x0001, 0x8000, 0x8001]);
+    // Each group's RU is a block in each of its 4 planes (4 x 16 pages of 4 units): the 512
+    // units written to each group under handle 1 filled two, and the handle is at a fresh one.
+    assert!(s.iter().all(|d| d.ruamw == 4 * 16 * 4 * 8), "{s:?}");
+    assert_eq!(dev.totals().ftl.fdp.unwrap().handles[1].reclaim_units, 4);
+}
