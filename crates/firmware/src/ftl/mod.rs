@@ -29,7 +29,7 @@ mod waits;
 mod writeback;
 pub mod writeback_policy;
 
-pub use alloc::Allocator;
+pub use alloc::{Allocator, Lane};
 pub use blocks::{BlockInfo, BlockManager, BlockUse, PoolState, Stream};
 pub use check::Violation;
 pub use config::{
