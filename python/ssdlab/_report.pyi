@@ -263,6 +263,32 @@ class Architecture(Section):
     queues: list[QueueReport]
     wait_list: WaitListReport | None
 
+class FdpHandle(Section):
+    """One reclaim unit handle's data (docs/report-schema.md, `fdp`)."""
+
+    handle: int
+    host_bytes: int
+    user_bytes: int
+    gc_bytes: int
+    media_bytes: int
+    waf: float | None
+    reclaim_units: int
+
+class FdpReport(Section):
+    """Flexible Data Placement per reclaim unit handle (docs/fdp.md)."""
+
+    handles: int
+    reclaim_groups: int
+    isolation: str
+    ru_bytes: int
+    per_handle: list[FdpHandle]
+    host_bytes: int
+    media_bytes: int
+    erased_bytes: int
+    waf: float
+    ruh_updates: int
+    invalid_pids: int
+
 class Report(Section):
     """A run's report (schema `ssdlab.report/1`, documented in docs/report-schema.md)."""
 
@@ -300,3 +326,4 @@ class Report(Section):
     host_interface: str
     host_stack: HostReport | None
     architecture: Architecture
+    fdp: FdpReport | None

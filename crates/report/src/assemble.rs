@@ -222,7 +222,51 @@ pub fn assemble(dev: &dyn System, host: &HostResults, info: &RunInfo) -> Report 
         host_interface: host.interface.name().to_string(),
         host_stack,
         architecture: architecture(&totals, secs),
+        fdp: fdp(dev.config(), st),
     }
+}
+
+/// The FDP section, if the device has FDP.
+fn fdp(cfg: &firmware::config::DeviceConfig, st: &firmware::ftl::FtlStats) -> Option<FdpReport> {
+    let (f, s) = (cfg.ftl.fdp.as_ref()?, st.fdp.as_ref()?);
+    let geo = &cfg.geometry;
+    let unit = geo.unit_bytes() as u64;
+    let bytes = |units: u64| units * unit;
+    let host = bytes(st.host_units_written);
+    let media = bytes(st.units_programmed.iter().sum());
+    Some(FdpReport {
+        handles: f.handles,
+        reclaim_groups: f.reclaim_groups,
+        isolation: match f.isolation {
+            firmware::ftl::Isolation::Initially => "initially",
+            firmware::ftl::Isolation::Persistently => "persistently",
+        }
+        .into(),
+        ru_bytes: f.ru_pages(geo) * geo.page_bytes() as u64,
+        per_handle: s
+            .handles
+            .iter()
+            .enumerate()
+            .map(|(i, h)| {
+                let media = bytes(h.user_units + h.gc_units);
+                FdpHandleReport {
+                    handle: i as u16,
+                    host_bytes: bytes(h.host_units),
+                    user_bytes: bytes(h.user_units),
+                    gc_bytes: bytes(h.gc_units),
+                    media_bytes: media,
+                    waf: (h.host_units > 0).then(|| media as f64 / bytes(h.host_units) as f64),
+                    reclaim_units: h.reclaim_units,
+                }
+            })
+            .collect(),
+        host_bytes: host,
+        media_bytes: media,
+        erased_bytes: st.blocks_erased * geo.pages as u64 * geo.page_bytes() as u64,
+        waf: media as f64 / host.max(1) as f64,
+        ruh_updates: s.ruh_updates,
+        invalid_pids: s.invalid_pids,
+    })
 }
 
 /// The architecture's locks, queues and wait list.

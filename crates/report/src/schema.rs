@@ -102,6 +102,57 @@ pub struct Report {
     /// The firmware architecture's locks, stage queues and wait list.
     #[serde(default)]
     pub architecture: ArchitectureReport,
+    /// Flexible Data Placement per reclaim unit handle (`null` without `[ftl.fdp]`;
+    /// docs/fdp.md).
+    #[serde(default)]
+    pub fdp: Option<FdpReport>,
+}
+
+/// What Flexible Data Placement did: per reclaim unit handle and for the device.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct FdpReport {
+    /// Reclaim unit handles.
+    pub handles: u16,
+    /// Reclaim groups.
+    pub reclaim_groups: u32,
+    /// `initially` or `persistently` isolated.
+    pub isolation: String,
+    /// Bytes of one reclaim unit.
+    pub ru_bytes: u64,
+    /// Each handle, in order.
+    pub per_handle: Vec<FdpHandleReport>,
+    /// Host bytes written (mapping units, as the FDP Statistics log's HBMW).
+    pub host_bytes: u64,
+    /// Media bytes written by every stream, translation pages included (MBMW).
+    pub media_bytes: u64,
+    /// Media bytes erased (MBE).
+    pub erased_bytes: u64,
+    /// Media bytes over host bytes (the device's WAF).
+    pub waf: f64,
+    /// Reclaim Unit Handle Updates the host asked for.
+    pub ruh_updates: u64,
+    /// Writes refused for a placement identifier that does not exist.
+    pub invalid_pids: u64,
+}
+
+/// One reclaim unit handle's data.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct FdpHandleReport {
+    /// The handle.
+    pub handle: u16,
+    /// Bytes the host wrote under it (into the cache).
+    pub host_bytes: u64,
+    /// Its bytes programmed by cache write-back.
+    pub user_bytes: u64,
+    /// Its bytes GC moved: out of its own blocks, and out of shared GC blocks those whose
+    /// logical unit was last written back under it.
+    pub gc_bytes: u64,
+    /// `user_bytes + gc_bytes`.
+    pub media_bytes: u64,
+    /// `media_bytes / host_bytes` (`null` if the host wrote nothing under it).
+    pub waf: Option<f64>,
+    /// Reclaim units it filled or was moved off.
+    pub reclaim_units: u64,
 }
 
 fn nvme() -> String {

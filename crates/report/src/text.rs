@@ -160,6 +160,23 @@ pub fn summary(r: &Report) -> String {
         r.wear.mean,
         r.wear.max
     );
+    if let Some(f) = &r.fdp {
+        // Each handle the host wrote under: its WAF and what it wrote.
+        let handles: Vec<String> = f
+            .per_handle
+            .iter()
+            .filter_map(|h| h.waf.map(|w| format!("{} WAF {w:.2} ({:#})", h.handle, ByteSize(h.host_bytes))))
+            .collect();
+        let _ = writeln!(
+            s,
+            "FDP {} handles x {} groups, {} isolated, RU {:#} | handle {}",
+            f.handles,
+            f.reclaim_groups,
+            f.isolation,
+            ByteSize(f.ru_bytes),
+            handles.join(", handle ")
+        );
+    }
     let d = &r.dram;
     if d.pending_budget_bytes > 0 {
         // Only DFTL has pending updates; the rest of the DRAM is configuration, in the JSON.

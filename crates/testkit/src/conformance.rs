@@ -42,6 +42,9 @@ pub struct Plan {
     /// Virtual time the device sits idle, powered, after each round (retention; background
     /// work such as data refresh runs).
     pub idle_between_rounds: sim::SimDuration,
+    /// FDP placement identifiers writes carry, one chosen at random per write (`None` in the
+    /// list: a write without one); empty: no write carries one.
+    pub pids: Vec<Option<u16>>,
 }
 
 impl Default for Plan {
@@ -57,6 +60,7 @@ impl Default for Plan {
             verify_all: true,
             media_errors: false,
             idle_between_rounds: sim::SimDuration::ZERO,
+            pids: Vec::new(),
         }
     }
 }
@@ -276,6 +280,10 @@ impl Client {
                     let data = self.shared.shadow.borrow().data(slba, nlb, v);
                     let mut cmd = NvmeCommand::write(slba, nlb, HostData::Bytes(data));
                     cmd.fua = self.rng.random_range(0..100) < self.plan.fua_pct;
+                    if !self.plan.pids.is_empty() {
+                        let pid = self.plan.pids[self.rng.random_range(0..self.plan.pids.len())];
+                        cmd.placement = pid.map(firmware::hil::Placement::Pid);
+                    }
                     if self.command(cmd, Some((slba, nlb))).await {
                         self.shared.shadow.borrow_mut().record(slba, nlb, v);
                     }

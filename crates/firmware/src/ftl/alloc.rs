@@ -3,6 +3,10 @@
 //! Each stream (user, GC, mapping) has one open block per plane; pages are handed out in order
 //! within it. User pages go to the plane the placement policy chooses (see `place`);
 //! translation pages take the planes in turn.
+//!
+//! Under FDP each reclaim unit handle has frontiers of its own (a [`Lane`] names one): handle 0
+//! uses the streams', the others extra ones (see `fdp`); each handle stripes its pages over
+//! the planes with its own copy of the placement policy's cursor.
 
 use nand::{DieIdx, Geometry, PageIdx};
 
@@ -19,9 +23,33 @@ struct Frontier {
 /// Open blocks and the plane-choice policy.
 pub struct Allocator {
     geo: Geometry,
-    open: [Vec<Frontier>; 3],
+    /// Per lane (the three streams, then FDP's extra ones), per plane.
+    open: Vec<Vec<Frontier>>,
     policy: Box<dyn Placement>,
     mapping_counter: u64,
+    /// FDP: reclaim unit handles (0 without FDP: only the streams' frontiers).
+    handles: u16,
+    /// FDP: GC has a frontier per handle (persistent isolation).
+    gc_per_handle: bool,
+    /// FDP: each handle's placement cursor (empty without FDP: the policy keeps its own).
+    cursors: Vec<u64>,
+}
+
+/// Whose write frontier a page comes from: a stream's and, under FDP, a reclaim unit handle's
+/// (handle 0 is the stream's own frontier).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Lane {
+    /// The stream.
+    pub stream: Stream,
+    /// The reclaim unit handle (0 without FDP).
+    pub handle: u16,
+}
+
+impl Lane {
+    /// `stream`'s own frontiers (handle 0).
+    pub fn of(stream: Stream) -> Lane {
+        Lane { stream, handle: 0 }
+    }
 }
 
 /// How much of a plane's free pool a stream must leave alone: host data leaves the foreground
@@ -45,16 +73,48 @@ impl Allocator {
         let planes = (geo.total_dies() * geo.planes) as usize;
         Allocator {
             geo: geo.clone(),
-            open: std::array::from_fn(|_| vec![Frontier::default(); planes]),
+            open: (0..3).map(|_| vec![Frontier::default(); planes]).collect(),
             policy,
             mapping_counter: 0,
+            handles: 0,
+            gc_per_handle: false,
+            cursors: Vec::new(),
         }
+    }
+
+    /// Adds FDP's frontiers: `handles` reclaim unit handles for host data and, if
+    /// `gc_per_handle`, as many for GC.
+    pub fn enable_fdp(&mut self, handles: u16, gc_per_handle: bool) {
+        let planes = self.open[0].len();
+        let extra = (handles as usize - 1) * if gc_per_handle { 2 } else { 1 };
+        self.open.extend((0..extra).map(|_| vec![Frontier::default(); planes]));
+        (self.handles, self.gc_per_handle) = (handles, gc_per_handle);
+        self.cursors = vec![self.policy.cursor(); handles as usize];
+    }
+
+    /// The index in `open` of `lane`'s frontiers.
+    fn lane(&self, lane: Lane) -> usize {
+        let h = lane.handle as usize;
+        match lane.stream {
+            _ if h == 0 => lane.stream as usize,
+            Stream::User => 2 + h,
+            Stream::Gc if self.gc_per_handle => 2 + self.handles as usize - 1 + h,
+            Stream::Gc => Stream::Gc as usize, // one shared GC frontier (initial isolation)
+            Stream::Mapping => Stream::Mapping as usize,
+        }
+    }
+
+    /// The lane GC moves data of `handle` into: the handle's own under persistent isolation,
+    /// the shared one otherwise.
+    pub fn gc_lane(&self, handle: u16) -> Lane {
+        Lane { stream: Stream::Gc, handle: if self.gc_per_handle { handle } else { 0 } }
     }
 
     /// Makes `block` (open in `blocks`, `next` pages written) the frontier of `stream` in its
     /// plane; returns `false`, leaving everything as it was, if that frontier is taken.
     pub fn adopt(&mut self, stream: Stream, block: nand::BlockIdx, next: u32, blocks: &BlockManager) -> bool {
-        let f = &mut self.open[stream as usize][blocks.plane_of(block) as usize];
+        let lane = self.lane(Lane::of(stream));
+        let f = &mut self.open[lane][blocks.plane_of(block) as usize];
         if f.block.is_some() || next >= self.geo.pages {
             return false;
         }
@@ -65,14 +125,43 @@ impl Allocator {
     /// Whether `stream` can get a page in `plane` now (room in its open block, or a free block
     /// beyond what it must leave).
     pub fn has_room(&self, stream: Stream, plane: u32, blocks: &BlockManager, hard_free: u32) -> bool {
-        self.open[stream as usize][plane as usize].block.is_some()
-            || blocks.free_count(plane) > keep(stream, hard_free)
+        self.has_room_in(Lane::of(stream), plane, blocks, hard_free)
     }
 
-    /// Pages left in `stream`'s open block of `plane` (0 if none is open).
+    /// [`has_room`](Self::has_room) for `lane`'s frontier.
+    pub fn has_room_in(&self, lane: Lane, plane: u32, blocks: &BlockManager, hard_free: u32) -> bool {
+        self.open[self.lane(lane)][plane as usize].block.is_some()
+            || blocks.free_count(plane) > keep(lane.stream, hard_free)
+    }
+
+    /// Pages left in `stream`'s open block of `plane` (0 if none is open); for GC under
+    /// persistent FDP isolation, in all its handles' open blocks together.
     pub fn pages_left(&self, stream: Stream, plane: u32) -> u32 {
-        let f = &self.open[stream as usize][plane as usize];
-        if f.block.is_some() { self.geo.pages - f.next } else { 0 }
+        let left = |i: usize| {
+            let f = &self.open[i][plane as usize];
+            if f.block.is_some() { self.geo.pages - f.next } else { 0 }
+        };
+        match stream {
+            Stream::Gc if self.gc_per_handle => {
+                (0..self.handles).map(|h| left(self.lane(self.gc_lane(h)))).sum()
+            }
+            _ => left(stream as usize),
+        }
+    }
+
+    /// Closes `lane`'s open block in `plane` where it stands (an FDP reclaim unit handle moved
+    /// to a new reclaim unit): its unwritten pages are not used until it is erased. Returns the
+    /// pages it had left.
+    pub fn close_open(&mut self, lane: Lane, plane: u32, blocks: &mut BlockManager) -> u32 {
+        let i = self.lane(lane);
+        let f = &mut self.open[i][plane as usize];
+        match f.block.take() {
+            Some(b) => {
+                blocks.close(b);
+                self.geo.pages - f.next
+            }
+            None => 0,
+        }
     }
 
     /// The next page of `stream` in `plane`, opening a block if needed; `None` if the plane has
@@ -98,9 +187,24 @@ impl Allocator {
         blocks: &mut BlockManager,
         hard_free: u32,
     ) -> Option<(PageIdx, u32)> {
-        let f = &mut self.open[stream as usize][plane as usize];
+        self.pages_in_lane(Lane::of(stream), plane, want, blocks, hard_free)
+    }
+
+    /// [`pages_in`](Self::pages_in) from `lane`'s frontier.
+    pub fn pages_in_lane(
+        &mut self,
+        lane: Lane,
+        plane: u32,
+        want: u32,
+        blocks: &mut BlockManager,
+        hard_free: u32,
+    ) -> Option<(PageIdx, u32)> {
+        let i = self.lane(lane);
+        let handle = if i < 3 { 0 } else { lane.handle };
+        let f = &mut self.open[i][plane as usize];
         if f.block.is_none() {
-            f.block = Some(blocks.take(plane, stream, keep(stream, hard_free))?);
+            let stream = lane.stream;
+            f.block = Some(blocks.take_for(plane, stream, handle, keep(stream, hard_free))?);
             f.next = 0;
         }
         let block = f.block.expect("opened");
@@ -136,12 +240,31 @@ impl Allocator {
         die_load: &dyn Fn(DieIdx) -> u32,
         admitted: &dyn Fn(u32) -> bool,
     ) -> Option<u32> {
-        let open = &self.open[Stream::User as usize];
+        self.user_plane_in(0, blocks, hard_free, die_load, admitted)
+    }
+
+    /// [`user_plane`](Self::user_plane) for FDP reclaim unit handle `handle` (its own frontiers
+    /// and its own turn in the placement policy).
+    pub fn user_plane_in(
+        &mut self,
+        handle: u16,
+        blocks: &BlockManager,
+        hard_free: u32,
+        die_load: &dyn Fn(DieIdx) -> u32,
+        admitted: &dyn Fn(u32) -> bool,
+    ) -> Option<u32> {
+        let open = &self.open[self.lane(Lane { stream: Stream::User, handle })];
         let room = |p: u32| {
             (open[p as usize].block.is_some() || blocks.free_count(p) > keep(Stream::User, hard_free))
                 && admitted(p)
         };
-        self.policy.user_plane(&room, blocks, die_load)
+        if self.cursors.is_empty() {
+            return self.policy.user_plane(&room, blocks, die_load);
+        }
+        self.policy.set_cursor(self.cursors[handle as usize]);
+        let p = self.policy.user_plane(&room, blocks, die_load);
+        self.cursors[handle as usize] = self.policy.cursor();
+        p
     }
 
     /// The plane for the next translation page: the planes in turn (in the static order, or

@@ -64,6 +64,9 @@ pub struct BlockInfo {
     pub retiring: bool,
     /// Data refresh queued it: its data is moved out and it is erased.
     pub refreshing: bool,
+    /// The FDP reclaim unit handle whose frontier it was opened for (0 without FDP, and for
+    /// blocks restored from an array).
+    pub handle: u16,
 }
 
 /// Free pools and block states.
@@ -101,6 +104,7 @@ impl BlockManager {
             pins: 0,
             retiring: false,
             refreshing: false,
+            handle: 0,
         };
         let mut m = BlockManager {
             blocks_per_plane: geo.blocks,
@@ -197,6 +201,11 @@ impl BlockManager {
 
     /// Takes a free block of `plane` for `stream`, keeping `keep` blocks in the pool.
     pub fn take(&mut self, plane: u32, stream: Stream, keep: u32) -> Option<BlockIdx> {
+        self.take_for(plane, stream, 0, keep)
+    }
+
+    /// [`take`](Self::take) for FDP reclaim unit handle `handle`.
+    pub fn take_for(&mut self, plane: u32, stream: Stream, handle: u16, keep: u32) -> Option<BlockIdx> {
         if self.free_count(plane) <= keep {
             return None;
         }
@@ -204,6 +213,7 @@ impl BlockManager {
         let i = &mut self.info[b as usize];
         i.usage = BlockUse::Open;
         i.stream = stream;
+        i.handle = handle;
         Some(BlockIdx(b))
     }
 

@@ -15,6 +15,7 @@ use nand::Lpn;
 use rustc_hash::FxHashMap;
 
 use crate::ftl::data::UnitData;
+use crate::ftl::fdp::Placed;
 
 const NIL: u32 = u32::MAX;
 
@@ -42,9 +43,15 @@ pub struct Line {
     pub state: LineState,
     /// Its data.
     pub data: UnitData,
+    /// The FDP reclaim unit handle (and group) its last host write named (the default without
+    /// FDP); it packs into the line's padding.
+    pub place: Placed,
     prev: u32,
     next: u32,
 }
+
+// A line stays 32 bytes with the placement (the cache holds millions of them).
+const _: () = assert!(size_of::<Line>() <= 32);
 
 /// An intrusive doubly-linked LRU list over line indices (head = most recently used).
 #[derive(Copy, Clone)]
@@ -106,6 +113,16 @@ impl DataCache {
         &self.lines[i as usize]
     }
 
+    /// Sets where a line's data goes under FDP (the last host write's placement).
+    pub fn set_place(&mut self, i: u32, place: Placed) {
+        self.lines[i as usize].place = place;
+    }
+
+    /// Dirty lines, least recently used first (to pick a write-back's lines from).
+    pub fn dirty_lru(&self) -> impl Iterator<Item = u32> + '_ {
+        self.iter_from_tail(DIRTY)
+    }
+
     /// A line's data, to modify.
     pub fn data_mut(&mut self, i: u32) -> &mut UnitData {
         &mut self.lines[i as usize].data
@@ -164,7 +181,8 @@ impl DataCache {
     /// Inserts a line at the most recently used end. The caller ensures there is room.
     pub fn insert(&mut self, lpn: Lpn, state: LineState, data: UnitData) -> u32 {
         // Enter as Filling (on no list), then move to the real state.
-        let line = Line { lpn, state: LineState::Filling, data, prev: NIL, next: NIL };
+        let line =
+            Line { lpn, state: LineState::Filling, data, place: Placed::DEFAULT, prev: NIL, next: NIL };
         let i = match self.free.pop() {
             Some(i) => {
                 self.lines[i as usize] = line;

@@ -101,6 +101,40 @@ impl Ftl {
                 }
             }
         }
+        // FDP: a block opened for a reclaim unit handle holds that handle's data only (host
+        // data always; GC's moves too under persistent isolation).
+        if let Some(f) = &i.fdp {
+            let f = f.borrow();
+            let persistent = f.cfg.isolation == crate::ftl::fdp::Isolation::Persistently;
+            for b in 0..geo.total_blocks() {
+                let block = nand::BlockIdx(b);
+                let info = blocks.info(block);
+                let own = match info.stream {
+                    crate::ftl::Stream::User => true,
+                    crate::ftl::Stream::Gc => persistent,
+                    crate::ftl::Stream::Mapping => false,
+                };
+                if !own || matches!(info.usage, BlockUse::Free | BlockUse::Bad) {
+                    continue;
+                }
+                for p in 0..array.block(block).write_ptr {
+                    let page = geo.page_of(block, p);
+                    for s in 0..geo.units_per_page() {
+                        if let UnitState::Valid(lpn) = array.unit(geo.unit_addr(page, s))
+                            && lpn.0 < TRANSLATION_LPN_BASE
+                            && f.lpn_handle[lpn.0 as usize] as u16 != info.handle
+                        {
+                            return Err(Violation::MixedHandles {
+                                block: b,
+                                handle: info.handle,
+                                lpn: lpn.0,
+                                its: f.lpn_handle[lpn.0 as usize] as u16,
+                            });
+                        }
+                    }
+                }
+            }
+        }
         // Cache.
         let c = i.cache.borrow();
         if c.filling_count() != 0 || c.writing_count() != 0 {
@@ -205,6 +239,18 @@ pub enum Violation {
         tpage: u32,
         /// Entries per translation page.
         entries: usize,
+    },
+    /// FDP: a block of one reclaim unit handle holds data of another.
+    #[error("block {block} of reclaim unit handle {handle} holds LPN {lpn} of handle {its}")]
+    MixedHandles {
+        /// The block.
+        block: u32,
+        /// Its handle.
+        handle: u16,
+        /// A valid LPN in it.
+        lpn: u32,
+        /// The handle that LPN was written under.
+        its: u16,
     },
     /// Cache lines still in transition.
     #[error("{filling} lines filling, {writing} being written back")]

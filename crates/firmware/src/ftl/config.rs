@@ -382,6 +382,9 @@ pub struct FtlConfig {
     /// A zoned namespace (NVMe ZNS) instead of the conventional one. Default: none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub zoned: Option<crate::ftl::zoned::ZonedConfig>,
+    /// NVMe Flexible Data Placement (`[ftl.fdp]`, docs/fdp.md). Default: off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fdp: Option<crate::ftl::fdp::FdpConfig>,
 }
 
 /// Background data refresh: the FTL looks at every closed block at an interval of virtual
@@ -433,6 +436,7 @@ impl Default for FtlConfig {
             bypass: false,
             refresh: RefreshConfig::default(),
             zoned: None,
+            fdp: None,
         }
     }
 }
@@ -495,6 +499,9 @@ impl FtlConfig {
             || format!("must be at least 0 and below 0.5 (got {})", self.bad_block_rate),
         )?;
         if let Some(z) = self.zoned_ns() {
+            ensure(self.fdp.is_none(), "fdp", || {
+                "FDP places data on a conventional namespace; a zoned one places it by zones (drop one of the two)".into()
+            })?;
             z.validate(geo, self.op, None)?;
             ensure(self.mapping == MappingConfig::Full, "mapping", || {
                 "a zoned namespace keeps its map in DRAM: set mapping.kind = \"full\"".into()
@@ -520,6 +527,9 @@ impl FtlConfig {
             )
         })?;
         ensure(self.gc.hard_free >= 1, "gc.hard_free", || "must be at least 1".into())?;
+        if let Some(f) = &self.fdp {
+            f.validate(geo, spare, need)?;
+        }
         let t = self.refresh.threshold;
         ensure(t.is_finite() && t > 0.0 && t <= 1.0, "refresh.threshold", || {
             format!("must be a fraction of ecc.correctable in (0, 1] (got {t})")

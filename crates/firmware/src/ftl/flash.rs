@@ -8,7 +8,7 @@ use sim::SimDuration;
 
 use crate::ecc::{PageBytes, PageRead};
 use crate::fil::{FlashRequest, FlashStatus, PageWrite, TxnResult, TxnSource};
-use crate::ftl::alloc::keep;
+use crate::ftl::alloc::{Lane, keep};
 use crate::ftl::blocks::Stream;
 use crate::ftl::state::FtlInner;
 use crate::ftl::waits::WaitKey;
@@ -172,17 +172,18 @@ impl FtlInner {
         r
     }
 
-    /// Programs `write` into `page` (allocated for `stream`, in `plane` if given) in that
-    /// stream's queue, counted as a page of `counted`; while the NAND fails the program, again
-    /// into another page of the stream. Returns the page that holds it and the result.
+    /// Programs `write` into `page` (allocated for `lane`, in `plane` if given) in that
+    /// lane's stream's queue, counted as a page of `counted`; while the NAND fails the program,
+    /// again into another page of the lane. Returns the page that holds it and the result.
     pub async fn program_retrying(
         &self,
-        (stream, counted): (Stream, Stream),
+        (lane, counted): (Lane, Stream),
         plane: Option<u32>,
         mut page: PageIdx,
         mut write: PageWrite,
         units: u32,
     ) -> (PageIdx, TxnResult) {
+        let stream = lane.stream;
         loop {
             // A copy to program again (only where programs can fail: it costs a page of bytes).
             let again = self.ecc.as_ref().is_some_and(|e| e.models_errors()).then(|| write.clone());
@@ -191,7 +192,7 @@ impl FtlInner {
                 Some(w) if r.status == FlashStatus::ProgramFailed => write = w,
                 _ => return (page, r),
             }
-            page = self.alloc_page(stream, plane).await;
+            page = self.alloc_page_in(lane, plane, None).await;
         }
     }
 
@@ -232,8 +233,21 @@ impl FtlInner {
     /// when a plane gains room for it (see [`gained_a_block`](Self::gained_a_block)), not at
     /// every erase.
     pub async fn alloc_page(&self, stream: Stream, plane: Option<u32>) -> PageIdx {
+        self.alloc_page_in(Lane::of(stream), plane, None).await
+    }
+
+    /// [`alloc_page`](Self::alloc_page) from `lane`'s frontiers; a user page without a plane
+    /// goes to FDP reclaim group `group` if given. Host pages under FDP count towards their
+    /// handle's reclaim unit.
+    pub async fn alloc_page_in(&self, lane: Lane, plane: Option<u32>, group: Option<u32>) -> PageIdx {
+        let stream = lane.stream;
         let hard = self.cfg.gc.hard_free;
         let mut waited = false;
+        let fdp = self.cfg.fdp.as_ref();
+        let in_group = |p: u32| match (fdp, group) {
+            (Some(f), Some(g)) => f.group_of_plane(&self.geo, p) == g,
+            _ => true,
+        };
         loop {
             let got = {
                 let mut alloc = self.alloc.borrow_mut();
@@ -248,18 +262,25 @@ impl FtlInner {
                         // A plane whose GC is not running (it found nothing worth collecting)
                         // has no progress to admit writes against: they go on.
                         let admitted = |p: u32| {
-                            off || blocks.free_count(p) > admit
-                                || allowance[p as usize] > 0.0
-                                || !gc[p as usize]
+                            in_group(p)
+                                && (off
+                                    || blocks.free_count(p) > admit
+                                    || allowance[p as usize] > 0.0
+                                    || !gc[p as usize])
                         };
-                        alloc.user_plane(blocks, hard, &|d| fil.die_load(d), &admitted)
+                        alloc.user_plane_in(lane.handle, blocks, hard, &|d| fil.die_load(d), &admitted)
                     }
                     (_, None) => alloc.mapping_plane(&blocks),
                 };
-                chosen.and_then(|p| alloc.page_in(stream, p, &mut blocks, hard).map(|page| (p, page)))
+                chosen.and_then(|p| {
+                    alloc.pages_in_lane(lane, p, 1, &mut blocks, hard).map(|(page, _)| (p, page))
+                })
             };
             match got {
                 Some((p, page)) => {
+                    if stream == Stream::User && self.fdp.is_some() {
+                        self.fdp_page_used(lane.handle, p);
+                    }
                     if self.gc.paced && stream != Stream::Gc {
                         self.pace(p);
                         self.spend_allowance(p);

@@ -28,6 +28,9 @@ pub struct UnitWrite {
     pub sectors: u32,
     /// The data: bytes of those sectors, or the unit's new tag.
     pub data: UnitData,
+    /// The FDP placement identifier of the write (the Data Placement directive's DSPEC), if it
+    /// had one; the FTL ignores it without FDP.
+    pub pid: Option<u16>,
 }
 
 impl Ftl {
@@ -281,6 +284,7 @@ impl FtlInner {
         let (t0, before) = (self.cx.now(), ph.total());
         self.cx.compute(self.cfg.costs.lookup).await;
         self.stats.borrow_mut().host_units_written += 1;
+        let place = self.host_placed(w.pid);
         let full = w.first_sector == 0 && w.sectors == spu;
         let lpn = w.lpn;
         /// What the cache says about a write.
@@ -308,13 +312,15 @@ impl FtlInner {
                             _ => LineState::Dirty,
                         };
                         cache.set_state(i, st);
+                        cache.set_place(i, place);
                         cache.touch(i);
                         Next::Done
                     }
                     None if !cache.has_free() => Next::MakeRoom,
                     None if full => {
                         let d = self.full_unit(data.take().expect("written once"));
-                        cache.insert(lpn, LineState::Dirty, d);
+                        let i = cache.insert(lpn, LineState::Dirty, d);
+                        cache.set_place(i, place);
                         Next::Done
                     }
                     None => {
@@ -355,6 +361,7 @@ impl FtlInner {
                         let mut cache = self.cache.borrow_mut();
                         let i = cache.lookup(lpn).expect("just filled");
                         cache.set_state(i, LineState::Dirty);
+                        cache.set_place(i, place);
                     }
                     self.maybe_flush();
                     break;

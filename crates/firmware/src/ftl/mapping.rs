@@ -283,7 +283,9 @@ impl FtlInner {
         let write = PageWrite { oob, data };
         // Into the GC queue (and the GC stream's frontier) with GC's pages, else the mapping
         // stream's; counted as a translation page either way.
-        let (page, _) = self.program_retrying((stream, Stream::Mapping), plane, page, write, 1).await;
+        let (page, _) = self
+            .program_retrying((crate::ftl::alloc::Lane::of(stream), Stream::Mapping), plane, page, write, 1)
+            .await;
         let new = self.geo.unit_addr(page, 0);
         let old = dftl.borrow_mut().relocate(t, new);
         if let Some(old) = old {

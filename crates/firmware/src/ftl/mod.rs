@@ -9,6 +9,7 @@ mod cache;
 mod check;
 pub mod config;
 mod data;
+pub mod fdp;
 mod flash;
 mod gc;
 mod hooks;
@@ -29,7 +30,7 @@ mod writeback;
 pub mod writeback_policy;
 pub mod zoned;
 
-pub use alloc::Allocator;
+pub use alloc::{Allocator, Lane};
 pub use blocks::{BlockInfo, BlockManager, BlockUse, PoolState, Stream};
 pub use check::Violation;
 pub use config::{
@@ -37,6 +38,7 @@ pub use config::{
     WriteBackMode,
 };
 pub use data::{UnitData, fingerprint};
+pub use fdp::{FdpConfig, FdpEvent, FdpStats, HandleStats, Isolation, Placed};
 pub use flash::MediaError;
 pub use gc::theory;
 pub use gc::victim;

@@ -78,6 +78,8 @@ pub(crate) struct FtlInner {
     pub rng: RefCell<SimRng>,
     /// The zoned namespace's data path, if the namespace is zoned (GC and refresh are off).
     pub zoned: Option<crate::ftl::zoned::Zoned>,
+    /// Flexible Data Placement's state (`None` without FDP).
+    pub fdp: Option<RefCell<crate::ftl::fdp::Fdp>>,
 }
 
 impl Ftl {
@@ -120,6 +122,12 @@ impl Ftl {
         let planes = (geo.total_dies() * geo.planes) as usize;
         let map = Mapping::new(&cfg.mapping, logical, &geo, payload);
         let tpages = map.dftl.as_ref().map_or(0, |d| d.borrow().tpages());
+        let mut alloc = Allocator::with(&geo, policies.placement);
+        let stats = FtlStats::for_config(cfg);
+        let fdp = cfg.fdp.as_ref().map(|f| {
+            alloc.enable_fdp(f.handles, f.isolation == crate::ftl::fdp::Isolation::Persistently);
+            RefCell::new(crate::ftl::fdp::Fdp::new(f, &geo, logical))
+        });
         // GC cannot work with fewer spare blocks than a configuration may start with.
         let end_of_life = cfg.gc.soft(geo.blocks) + 2;
         Ftl {
@@ -132,11 +140,11 @@ impl Ftl {
                 map,
                 cache: RefCell::new(DataCache::new(lines)),
                 blocks: RefCell::new(blocks),
-                alloc: RefCell::new(Allocator::with(&geo, policies.placement)),
+                alloc: RefCell::new(alloc),
                 waits: Waits::new(cx),
                 wb: WriteBack::new(cx, policies.write_back),
                 quiescing: std::cell::Cell::new(false),
-                stats: RefCell::new(FtlStats::default()),
+                stats: RefCell::new(stats),
                 gc: Gc::new(
                     planes,
                     policies.victim,
@@ -148,6 +156,7 @@ impl Ftl {
                 flow,
                 rng: RefCell::new(rng),
                 zoned: cfg.zoned_ns().map(|z| crate::ftl::zoned::Zoned::new(cx, z, &geo, cfg.op)),
+                fdp,
                 unit_bytes: geo.unit_bytes() as usize,
                 logical,
                 payload,

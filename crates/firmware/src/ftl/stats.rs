@@ -51,9 +51,24 @@ pub struct FtlStats {
     pub pending_budget: u64,
     /// The most pending mapping updates held at once.
     pub pending_high: u64,
+    /// Flexible Data Placement's counters, per reclaim unit handle (`None` without FDP).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fdp: Option<crate::ftl::fdp::FdpStats>,
 }
 
 impl FtlStats {
+    /// Zero counters for an FTL configured as `cfg` (with a zero per-handle count for each FDP
+    /// reclaim unit handle).
+    pub fn for_config(cfg: &crate::ftl::FtlConfig) -> FtlStats {
+        FtlStats {
+            fdp: cfg.fdp.as_ref().map(|f| crate::ftl::fdp::FdpStats {
+                handles: vec![Default::default(); f.handles as usize],
+                ..Default::default()
+            }),
+            ..FtlStats::default()
+        }
+    }
+
     /// Write amplification: units programmed by every stream over units written by the host.
     pub fn waf(&self) -> f64 {
         let flash: u64 = self.units_programmed.iter().sum();

@@ -13,14 +13,20 @@
 //!
 //! In `on-demand` mode (SoftSSD's firmware) the request that needs a line runs the same
 //! write-back itself, one page at a time (see `io.rs`).
+//!
+//! Under FDP a page holds units of one reclaim unit handle (and group) only: a write-back's
+//! units are grouped by placement before they are packed, and background write-backs pick
+//! their lines so that each handle fills whole pages where it can (see `fdp`).
 
 use nand::{Oob, OobSlot};
 
 use crate::fil::{FlashStatus, PageWrite};
 use crate::flow::Point;
+use crate::ftl::alloc::Lane;
 use crate::ftl::blocks::Stream;
 use crate::ftl::cache::LineState;
 use crate::ftl::data::UnitData;
+use crate::ftl::fdp::Placed;
 use crate::ftl::state::FtlInner;
 use crate::ftl::waits::WaitKey;
 use crate::ftl::writeback_policy::LineCounts;
@@ -28,8 +34,8 @@ use crate::ftl::writeback_policy::LineCounts;
 impl FtlInner {
     /// Writes the given dirty lines back (see [`write_units_back`](Self::write_units_back)).
     pub(crate) async fn write_back(&self, lines: Vec<u32>) {
-        let units = self.claim(lines);
-        self.write_units_back(units).await;
+        let (units, places) = self.claim(lines);
+        self.write_units_back(units, places).await;
     }
 
     /// Lines one background write-back takes: a page of units on every plane of a die.
@@ -38,18 +44,20 @@ impl FtlInner {
     }
 
     /// Marks the still-dirty lines among `lines` as being written back and takes a copy of
-    /// their data.
-    fn claim(&self, lines: Vec<u32>) -> Vec<(nand::Lpn, UnitData)> {
+    /// their data, and where each goes under FDP.
+    fn claim(&self, lines: Vec<u32>) -> (Vec<(nand::Lpn, UnitData)>, Vec<Placed>) {
         let mut units = Vec::with_capacity(lines.len());
+        let mut places = Vec::with_capacity(lines.len());
         let mut cache = self.cache.borrow_mut();
         for i in lines {
             if cache.line(i).state == LineState::Dirty {
                 cache.set_state(i, LineState::Writing);
                 let l = cache.line(i);
                 units.push((l.lpn, l.data.clone()));
+                places.push(l.place);
             }
         }
-        units
+        (units, places)
     }
 
     /// Background write-backs: while the write-back policy wants them, start jobs of the
@@ -58,15 +66,18 @@ impl FtlInner {
     pub(crate) fn maybe_flush(&self) {
         let limit = self.wb.policy.parallel();
         while self.wb.flushing.get() < limit && self.flush_wanted() {
-            let batch = self.cache.borrow().oldest_dirty(self.job_units());
-            let units = self.claim(batch);
+            let batch = match self.fdp {
+                None => self.cache.borrow().oldest_dirty(self.job_units()),
+                Some(_) => self.fdp_batch(self.job_units()),
+            };
+            let (units, places) = self.claim(batch);
             if units.is_empty() {
                 return;
             }
             self.wb.flushing.set(self.wb.flushing.get() + 1);
             let me = self.self_rc();
             self.cx.spawn(self.core, "write-back", async move {
-                me.write_units_back(units).await;
+                me.write_units_back(units, places).await;
                 me.wb.flushing.set(me.wb.flushing.get() - 1);
                 me.maybe_flush();
                 me.maybe_drain_pending();
@@ -85,35 +96,54 @@ impl FtlInner {
         self.wb.policy.wanted(lines)
     }
 
-    /// Programs claimed units, a page at a time into the user stream, and moves their mapping
-    /// there. The pages are queued to the FIL one after another and program in parallel; the
-    /// mapping entries they need are loaded meanwhile (a translation-page read per miss,
-    /// overlapped with the programs and with each other).
-    pub(crate) async fn write_units_back(&self, units: Vec<(nand::Lpn, UnitData)>) {
+    /// Programs claimed units (placed as `places` says, one each), a page at a time into the
+    /// user stream (under FDP, each page of one handle's units into that handle's frontier),
+    /// and moves their mapping there. The pages are queued to the FIL one after another and
+    /// program in parallel; the mapping entries they need are loaded meanwhile (a
+    /// translation-page read per miss, overlapped with the programs and with each other).
+    pub(crate) async fn write_units_back(
+        &self,
+        mut units: Vec<(nand::Lpn, UnitData)>,
+        mut places: Vec<Placed>,
+    ) {
         if units.is_empty() {
             return;
         }
         let upp = self.geo.units_per_page() as usize;
-        let pages = units.len().div_ceil(upp);
+        if self.fdp.is_some() {
+            // Group by placement (stable: each group keeps its LRU order).
+            let mut both: Vec<_> = units.into_iter().zip(places).collect();
+            both.sort_by_key(|(_, p)| *p);
+            (units, places) = both.into_iter().unzip();
+        }
+        let spans = page_spans(&places, upp);
+        let chunks = || spans.iter().map(|(r, _)| &units[r.clone()]);
+        let pages = spans.len();
         self.cx.compute(self.cfg.costs.write_back * pages as u64).await;
         self.enter(Point::Flash, None).await; // the programs are queued where flash is scheduled
         let mut programs = Vec::with_capacity(pages);
-        for chunk in units.chunks(upp) {
-            let page = self.alloc_page(Stream::User, None).await;
+        for (range, place) in &spans {
+            let lane = Lane { stream: Stream::User, handle: place.handle() };
+            let page = self.alloc_page_in(lane, None, place.group()).await;
             // Queued before the next allocation can wait: pages of a block stay in order.
-            programs.push((page, self.start_program(Stream::User, page, self.page_write(chunk)).await));
+            let write = self.page_write(&units[range.clone()]);
+            programs.push((page, self.start_program(Stream::User, page, write).await));
         }
         for (lpn, _) in &units {
             self.cmt_prefetch(*lpn);
         }
         let mut done = Vec::with_capacity(pages);
-        for ((page, rx), chunk) in programs.into_iter().zip(units.chunks(upp)) {
+        for ((page, rx), (range, place)) in programs.into_iter().zip(&spans) {
             let mut r = rx.await;
             // A failed program leaves its lines dirty below: they are written again later.
-            self.settle_program(Stream::User, page, chunk.len() as u32, &mut r);
-            done.push((page, r.status == FlashStatus::Ok));
+            self.settle_program(Stream::User, page, range.len() as u32, &mut r);
+            let ok = r.status == FlashStatus::Ok;
+            if ok && self.fdp.is_some() {
+                self.fdp_written_back(*place, &units[range.clone()]);
+            }
+            done.push((page, ok));
         }
-        for (&(page, ok), chunk) in done.iter().zip(units.chunks(upp)) {
+        for (&(page, ok), chunk) in done.iter().zip(chunks()) {
             if !ok {
                 continue;
             }
@@ -125,7 +155,7 @@ impl FtlInner {
             }
         }
         let mut cache = self.cache.borrow_mut();
-        for (&(_, ok), chunk) in done.iter().zip(units.chunks(upp)) {
+        for (&(_, ok), chunk) in done.iter().zip(chunks()) {
             for (lpn, _) in chunk {
                 let i = cache.lookup(*lpn).expect("lines being written back stay cached");
                 match (cache.line(i).state, ok) {
@@ -162,5 +192,33 @@ impl FtlInner {
             page.into_boxed_slice()
         });
         PageWrite { oob, data }
+    }
+}
+
+/// The pages `places` (one per unit, grouped) pack into, `upp` units each at most: each page's
+/// units (a range) and their placement. A page never holds two placements.
+fn page_spans(places: &[Placed], upp: usize) -> Vec<(std::ops::Range<usize>, Placed)> {
+    let mut spans = Vec::with_capacity(places.len().div_ceil(upp));
+    let mut start = 0;
+    while start < places.len() {
+        let p = places[start];
+        let run = places[start..].iter().take(upp).take_while(|&&q| q == p).count();
+        spans.push((start..start + run, p));
+        start += run;
+    }
+    spans
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_never_mix_placements() {
+        let (a, b) = (Placed::new(1, None), Placed::new(2, None));
+        let spans = page_spans(&[a, a, a, a, a, b, b], 4);
+        assert_eq!(spans, vec![(0..4, a), (4..5, a), (5..7, b)]);
+        let same = page_spans(&[Placed::DEFAULT; 9], 4);
+        assert_eq!(same.iter().map(|s| s.0.clone()).collect::<Vec<_>>(), [0..4, 4..8, 8..9]);
     }
 }

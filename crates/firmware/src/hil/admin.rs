@@ -1,5 +1,6 @@
-//! Admin commands: Identify (controller, namespace), Create / Delete I/O queue pairs and Get
-//! Log Page (SMART / health).
+//! Admin commands: Identify (controller, namespace), Create / Delete I/O queue pairs, Get
+//! Log Page (SMART / health, and the FDP log pages) and, under FDP, the Reclaim Unit Handle
+//! Status and Update operations (I/O Management Receive and Send; see `fdp`).
 
 use serde::Serialize;
 
@@ -29,6 +30,24 @@ pub enum AdminCommand {
     },
     /// Get Log Page: SMART / health information.
     GetSmartLog,
+    /// Get Log Page 20h: FDP Configurations.
+    GetFdpConfigurations,
+    /// Get Log Page 21h: Reclaim Unit Handle Usage.
+    GetRuhUsage,
+    /// Get Log Page 22h: FDP Statistics.
+    GetFdpStatistics,
+    /// Get Log Page 23h: FDP Events, the host events (`host`) or the controller's.
+    GetFdpEvents {
+        /// Host events (Log Specific Field bit 0), else controller events.
+        host: bool,
+    },
+    /// I/O Management Receive, Reclaim Unit Handle Status.
+    IoManagementReceive,
+    /// I/O Management Send, Reclaim Unit Handle Update of these placement identifiers.
+    IoManagementSend {
+        /// The placement identifiers whose handles move to a fresh reclaim unit.
+        pids: Vec<u16>,
+    },
 }
 
 /// Identify Controller data (the fields ssdlab models).
@@ -72,6 +91,16 @@ pub enum AdminResult {
     Namespace(IdentifyNamespace),
     /// SMART / health log.
     Smart(SmartLog),
+    /// FDP Configurations log page.
+    FdpConfigurations(crate::hil::FdpConfigurationsLog),
+    /// Reclaim Unit Handle Usage log page.
+    RuhUsage(Vec<crate::hil::RuhUsage>),
+    /// FDP Statistics log page.
+    FdpStatistics(crate::hil::FdpStatistics),
+    /// FDP Events log page, oldest first.
+    FdpEvents(Vec<crate::ftl::FdpEvent>),
+    /// Reclaim Unit Handle Status descriptors.
+    RuhStatus(Vec<crate::hil::RuhStatus>),
     /// Done, nothing to return.
     Done,
     /// Failed.
@@ -111,6 +140,14 @@ impl Controller {
                 Err(s) => AdminResult::Error(s),
             },
             AdminCommand::GetSmartLog => AdminResult::Smart(self.smart_log()),
+            AdminCommand::GetFdpConfigurations => {
+                answer(self.fdp_configurations(), AdminResult::FdpConfigurations)
+            }
+            AdminCommand::GetRuhUsage => answer(self.ruh_usage(), AdminResult::RuhUsage),
+            AdminCommand::GetFdpStatistics => answer(self.fdp_statistics(), AdminResult::FdpStatistics),
+            AdminCommand::GetFdpEvents { host } => answer(self.fdp_events(host), AdminResult::FdpEvents),
+            AdminCommand::IoManagementReceive => answer(self.ruh_status(), AdminResult::RuhStatus),
+            AdminCommand::IoManagementSend { pids } => answer(self.ruh_update(&pids), |()| AdminResult::Done),
         };
         self.cx.sleep(self.link.mmio_latency()).await;
         result
@@ -127,4 +164,9 @@ impl Controller {
             self.ftl.read_only(),
         )
     }
+}
+
+/// An admin command's answer from what it computed: `ok` of the result, or the error status.
+fn answer<T>(r: Result<T, Status>, ok: impl FnOnce(T) -> AdminResult) -> AdminResult {
+    r.map_or_else(AdminResult::Error, ok)
 }

@@ -9,7 +9,7 @@ use crate::ftl::{MediaError, UnitData, UnitWrite};
 use crate::hil::controller::Controller;
 use crate::hil::link::Dir;
 use crate::hil::namespace::media_status;
-use crate::hil::nvme::{CommandTiming, HostData, NvmeCommand, NvmeCompletion, Opcode, Status};
+use crate::hil::nvme::{CommandTiming, HostData, NvmeCommand, NvmeCompletion, Opcode, Placement, Status};
 use crate::hil::queues::Entry;
 use crate::trace::Phases;
 
@@ -116,6 +116,14 @@ impl Controller {
     }
 
     async fn write(&self, cmd: &NvmeCommand, ph: &mut Phases) -> Status {
+        // FDP: a placement identifier the namespace does not have is refused before any work.
+        if let Some(Placement::Pid(p)) = cmd.placement
+            && !self.bypass
+            && !self.ftl.pid_valid(p)
+        {
+            self.ftl.invalid_pid(p);
+            return Status::InvalidPlacementHandle(p);
+        }
         self.dma(Dir::ToDevice, cmd.nlb, ph).await;
         self.write_units(self.ns.unit_writes(cmd).collect(), cmd.fua, ph).await
     }

@@ -7,6 +7,7 @@ mod admin;
 mod arbiter;
 pub mod config;
 mod controller;
+mod fdp;
 mod handler;
 mod link;
 mod namespace;
@@ -18,6 +19,7 @@ mod zoned;
 pub use admin::{AdminCommand, AdminResult, IdentifyController, IdentifyNamespace};
 pub use config::{Arbitration, HilCosts, HostInterfaceConfig, LinkConfig, LinkProtocol};
 pub use controller::{Controller, HilLayout};
+pub use fdp::{FdpConfiguration, FdpConfigurationsLog, FdpStatistics, RuhStatus, RuhUsage};
 pub use link::{Dir, Link};
 pub use namespace::{Namespace, Part, Parts, split};
 pub use nvme::{

@@ -7,7 +7,7 @@ use nand::{DataTag, Lpn};
 
 use crate::ftl::{MediaError, UnitData, UnitWrite};
 use crate::hil::config::HostInterfaceConfig;
-use crate::hil::nvme::{HostData, NvmeCommand, Opcode, Status};
+use crate::hil::nvme::{HostData, NvmeCommand, Opcode, Placement, Status};
 
 /// One sub-request: a mapping unit and the sectors of it the command covers.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -193,7 +193,11 @@ impl Namespace {
                     (HostData::Tags(t), _) => UnitData::Tag(t.get(i).copied().unwrap_or_default()),
                     (HostData::None | HostData::Zones(_), _) => UnitData::Tag(DataTag(0)),
                 };
-                UnitWrite { lpn: p.lpn, first_sector: p.first, sectors: p.sectors, data }
+                let pid = match cmd.placement {
+                    Some(Placement::Pid(n)) if cmd.opcode == Opcode::Write => Some(n),
+                    _ => None,
+                };
+                UnitWrite { lpn: p.lpn, first_sector: p.first, sectors: p.sectors, data, pid }
             })
     }
 

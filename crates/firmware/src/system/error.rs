@@ -31,6 +31,9 @@ pub enum SystemError {
     /// The system places writes itself.
     #[error("placement {0}: this device places writes itself; only a host-side FTL takes a placement")]
     PlacesItself(Placement),
+    /// A placement identifier the device's FDP configuration does not have (or FDP is off).
+    #[error("placement {0}: {1}")]
+    InvalidPid(Placement, String),
     /// A system built on this crate (a host-side FTL, say) said why, in its own error type.
     #[error(transparent)]
     Other(Box<dyn std::error::Error + Send + Sync>),

@@ -4,7 +4,7 @@ use std::rc::Rc;
 
 use crate::device::Device;
 use crate::ftl::Ftl;
-use crate::hil::Controller;
+use crate::hil::{Controller, Placement};
 use crate::power::{Activity, Energy};
 use crate::system::{DeviceMeter, Front, Handles, Sample, Sampler, System, SystemError, Totals};
 
@@ -93,5 +93,31 @@ impl System for Device {
 
     fn check_invariants(&self) -> Result<(), SystemError> {
         Ok(self.ftl.check_invariants()?)
+    }
+
+    /// An SSD with FDP (`[ftl.fdp]`) takes placement identifiers it has; it places every other
+    /// write itself.
+    fn check_placement(&self, placement: Placement) -> Result<(), SystemError> {
+        match (placement, self.ftl.fdp()) {
+            (Placement::Pid(p), Some(f)) if f.decode(p).is_none() => {
+                let encoding = match f.rgif() {
+                    0 => format!("placement identifiers 0 to {}", f.handles - 1),
+                    r => format!("placement identifier = group << {} | handle", 16 - r),
+                };
+                Err(SystemError::InvalidPid(
+                    placement,
+                    format!(
+                        "the device has {} reclaim unit handles in {} reclaim groups ({encoding})",
+                        f.handles, f.reclaim_groups
+                    ),
+                ))
+            }
+            (Placement::Pid(_), Some(_)) => Ok(()),
+            (Placement::Pid(_), None) => Err(SystemError::InvalidPid(
+                placement,
+                "this device has no Flexible Data Placement (set [ftl.fdp])".into(),
+            )),
+            _ => Err(SystemError::PlacesItself(placement)),
+        }
     }
 }

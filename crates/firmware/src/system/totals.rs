@@ -182,6 +182,11 @@ pub fn merge_ftl(a: &mut FtlStats, b: &FtlStats) {
     a.gc_tpage_writes += b.gc_tpage_writes;
     a.pending_budget += b.pending_budget;
     a.pending_high += b.pending_high;
+    match (&mut a.fdp, &b.fdp) {
+        (Some(x), Some(y)) => x.merge(y),
+        (None, Some(y)) => a.fdp = Some(y.clone()),
+        _ => {}
+    }
 }
 
 fn merge_op(a: &mut OpStats, b: &OpStats) {

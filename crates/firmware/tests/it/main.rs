@@ -4,6 +4,7 @@ mod conformance;
 mod conformance_long;
 mod errors;
 mod extend;
+mod fdp;
 mod fil_timing;
 mod life;
 mod recovery;

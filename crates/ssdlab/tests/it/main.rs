@@ -6,6 +6,7 @@ mod commands;
 mod compare;
 mod determinism;
 mod experiments;
+mod fdp;
 mod flows;
 mod gc_fidelity;
 mod gc_pacing;

@@ -9,6 +9,7 @@ use smallvec::SmallVec;
 use nand::{BlockIdx, DataTag, Lpn, Oob, OobSlot, UnitAddr, UnitState};
 
 use crate::fil::{FlashRequest, FlashStatus, PageWrite, TxnSource};
+use crate::ftl::alloc::Lane;
 use crate::ftl::blocks::{BlockManager, BlockUse, Stream};
 use crate::ftl::config::TRANSLATION_LPN_BASE;
 use crate::ftl::data::UnitData;
@@ -235,10 +236,19 @@ impl FtlInner {
     /// Moves every valid unit out of `victim` and erases it. Returns the pages programmed.
     /// Until then the victim and the units moved so far count as in progress.
     pub(crate) async fn collect(&self, victim: BlockIdx, stream: Stream) -> u32 {
-        let (retiring, refreshing) = {
+        let (retiring, refreshing, handle) = {
             let blocks = self.blocks.borrow();
-            (blocks.info(victim).retiring, blocks.info(victim).refreshing)
+            let i = blocks.info(victim);
+            (i.retiring, i.refreshing, i.handle)
         };
+        // Under persistent FDP isolation, the victim's data stays with its handle.
+        let lane = match stream {
+            Stream::Gc => self.alloc.borrow().gc_lane(handle),
+            _ => Lane::of(stream),
+        };
+        // FDP: whose data the victim holds, if one handle's only (its units are attributed to
+        // it; a shared GC block's, each to the handle it was last written back under).
+        let owner = self.fdp_owner(victim);
         self.blocks.borrow_mut().set_victim(victim);
         self.stats.borrow_mut().gc_victims_in_progress += 1;
         let mut moved = 0;
@@ -278,11 +288,12 @@ impl FtlInner {
                     old: self.geo.unit_addr(page, slot),
                     data: self.unit_of(&r, slot),
                     born: born(slot),
+                    handle: owner.unwrap_or_else(|| self.fdp_handle_of(lpn)),
                 };
                 pending.push(unit);
                 if pending.len() == upp as usize {
                     moved += pending.len() as u64;
-                    self.gc_write(plane, std::mem::take(&mut pending), stream).await;
+                    self.gc_write(plane, std::mem::take(&mut pending), lane).await;
                     written += 1;
                     self.earn(plane, &mut earning, upp);
                 }
@@ -291,13 +302,16 @@ impl FtlInner {
         if !pending.is_empty() {
             let n = pending.len() as u32;
             moved += n as u64;
-            self.gc_write(plane, pending, stream).await;
+            self.gc_write(plane, pending, lane).await;
             written += 1;
             self.earn(plane, &mut earning, n);
         }
         if self.erase_victim(victim).await {
             let rest = earning.stale - earning.earned;
             self.add_allowance(plane, rest);
+        }
+        if retiring && moved > 0 {
+            self.fdp_reallocated(victim, moved);
         }
         let mut st = self.stats.borrow_mut();
         if retiring {
@@ -313,16 +327,20 @@ impl FtlInner {
 
     /// Programs moved units into one GC page and points their LPNs at it, unless the host
     /// rewrote them meanwhile.
-    async fn gc_write(&self, plane: u32, units: Vec<Moved>, stream: Stream) {
+    async fn gc_write(&self, plane: u32, units: Vec<Moved>, lane: Lane) {
+        let stream = lane.stream;
         self.cx.compute(self.cfg.costs.gc_unit * units.len() as u64).await;
-        let page = self.alloc_page(stream, Some(plane)).await;
+        let page = self.alloc_page_in(lane, Some(plane), None).await;
         let image: Vec<(Lpn, UnitData)> = units.iter().map(|u| (u.lpn, u.data.clone())).collect();
         let mut write = self.page_write(&image);
         for (slot, u) in units.iter().enumerate() {
             write.oob.set_born(slot, u.born);
         }
         let n = units.len() as u32;
-        let (page, r) = self.program_retrying((stream, stream), Some(plane), page, write, n).await;
+        let (page, r) = self.program_retrying((lane, stream), Some(plane), page, write, n).await;
+        if self.fdp.is_some() {
+            self.fdp_gc_moved(units.iter().map(|u| u.handle));
+        }
         self.make_pending_room(plane, units.len() as u64).await;
         let mut st = self.stats.borrow_mut();
         st.gc_units_moved += units.len() as u64;
@@ -351,7 +369,8 @@ impl FtlInner {
         let write = PageWrite { oob, data: r.data.clone() };
         // Programmed as GC traffic, in the GC queue with the data pages of this block: a page
         // of a block in another queue could overtake the pages before it.
-        let (page, done) = self.program_retrying((Stream::Gc, Stream::Gc), Some(plane), page, write, 1).await;
+        let (page, done) =
+            self.program_retrying((Lane::of(Stream::Gc), Stream::Gc), Some(plane), page, write, 1).await;
         let new = self.geo.unit_addr(page, 0);
         let dftl = self.map.dftl.as_ref().expect("translation pages exist under DFTL");
         let current = dftl.borrow().location(t) == Some(old);
@@ -482,6 +501,8 @@ struct Moved {
     /// The sequence number of the program that first wrote the data (kept in the copy's OOB,
     /// so that recovery never prefers this copy to a newer host write).
     born: u64,
+    /// FDP: the reclaim unit handle whose data it is (0 without FDP).
+    handle: u16,
 }
 
 /// `block`'s valid units in what moving them costs: a translation page is one valid unit but

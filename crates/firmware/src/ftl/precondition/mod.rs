@@ -137,7 +137,7 @@ impl Ftl {
             }
         }
         i.write_all_translation_pages()?;
-        *i.stats.borrow_mut() = FtlStats::default();
+        *i.stats.borrow_mut() = FtlStats::for_config(&i.cfg);
         Ok(())
     }
 }
