@@ -265,6 +265,8 @@ impl ZoneBook {
                 && free(wanted)
                 && zones[wanted as usize].wp > 0
             {
+                drop(zones);
+                self.zones.borrow_mut()[wanted as usize].wp = 0;
                 self.writes.set(self.writes.get() + 1);
                 if !open.contains(&wanted) {
                     open.push(wanted);
@@ -293,13 +295,21 @@ impl ZoneBook {
             self.writes.set(self.writes.get() + 1);
             return Some((z, false));
         }
-        if !candidates.is_empty() {
-            return None; // every zone that fits is being written: wait for one
+        if !candidates.is_empty() && limit > 0 && open.len() as u32 >= limit {
+            return None; // every open zone is being written and no other may open: wait
         }
-        // Every zone of the range is full (none is open): reset the wanted one (or the next
-        // free one), which opens.
+        // Every zone of the range that is not full is being written, and another may open:
+        // reset the wanted zone (or the next free full one), which opens. Its write pointer is
+        // the zone's start from now on, so that it stays in the open list.
         let n = range.len() as u32;
-        let z = (0..n).map(|k| range.start + (wanted - range.start + k) % n).find(|&z| free(z))?;
+        let z = (0..n)
+            .map(|k| range.start + (wanted - range.start + k) % n)
+            .find(|&z| free(z) && zones[z as usize].wp >= self.cap);
+        let Some(z) = z else {
+            return None; // nothing to reset now: wait for a write to end
+        };
+        drop(zones);
+        self.zones.borrow_mut()[z as usize].wp = 0;
         open.push(z);
         self.writes.set(self.writes.get() + 1);
         Some((z, true))

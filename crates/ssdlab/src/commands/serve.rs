@@ -100,6 +100,12 @@ extern "C" fn on_signal(_: libc::c_int) {
 pub fn run(a: ServeArgs) -> Result<()> {
     let mut cfg = named_device::load(a.device.as_deref())?;
     named_device::single_ssd(&cfg, "serve")?;
+    if cfg.ftl.zoned_ns().is_some() {
+        bail!(
+            "{} has a zoned namespace, which NBD cannot carry (it has no zone commands): serve a conventional device (`enabled = false` in its [ftl.zoned]), or run zone workloads with `ssdlab run`",
+            cfg.name
+        );
+    }
     let blocks = a.blocks.unwrap_or_else(|| named_device::serve_blocks(&cfg));
     named_device::set_blocks(&mut cfg, blocks)?;
     if !(a.dilation.is_finite() && a.dilation >= 1e-3) {

@@ -134,6 +134,8 @@ fn zone_misconfigurations_are_one_line_errors() {
     assert!(e.contains("logical blocks of one mapping unit"), "{e}");
     let e = fails(&["run", "softssd", "--job-file", job("zonemode=zbd\nrw=write").to_str().unwrap()]);
     assert!(e.contains("no zoned namespace"), "{e}");
+    let e = fails(&["serve", d, "--image", dir.path().join("z.img").to_str().unwrap()]);
+    assert!(e.contains("NBD cannot carry"), "{e}");
     let e = fails(&["run", d, "--precondition", "random-fill", "--rw", "write"]);
     assert!(e.contains("zoned namespace cannot be aged"), "{e}");
 }

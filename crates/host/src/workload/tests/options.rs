@@ -198,6 +198,13 @@ fn every_supported_option_is_handled() {
             "size" | "offset" | "offset_increment" | "io_size" | "io_limit" => Some("10%"),
             "name" => Some("x"),
             "placement" => Some("group:1"),
+            "zonemode" => Some("zbd"),
+            "zone_reset_threshold" | "zone_reset_frequency" => Some("0.5"),
+            "read_beyond_wp" | "fdp" | "end_fsync" => Some("1"),
+            "dataplacement" => Some("fdp"),
+            "fdp_pli" | "plids" => Some("0,2-3"),
+            "fdp_pli_select" | "plid_select" => Some("random"),
+            "max_open_zones" | "job_max_open_zones" => Some("4"),
             "rwmixread" | "rwmixwrite" => Some("50"),
             _ => Some("4k"),
         };
@@ -218,4 +225,34 @@ fn unknown_and_phase_options_are_rejected_by_name() {
     }
     assert_eq!(set(&mut j, "bs", None).unwrap_err(), "option 'bs' needs a value");
     assert_eq!(set(&mut j, "runtime", Some("  ")).unwrap_err(), "option 'runtime' needs a value");
+}
+
+#[test]
+fn zone_and_placement_options_parse_as_fio_writes_them() {
+    let mut j = JobSpec::default();
+    for (k, v) in [
+        ("zonemode", "zbd"),
+        ("zonesize", "64m"),
+        ("max_open_zones", "14"),
+        ("zone_reset_threshold", "0.7"),
+        ("zone_reset_frequency", "0.25"),
+        ("fdp", "1"),
+        ("fdp_pli", "0,2-4"),
+        ("plid_select", "random"),
+        ("end_fsync", "1"),
+    ] {
+        set(&mut j, k, Some(v)).unwrap();
+    }
+    let z = j.zbd.clone().unwrap();
+    assert_eq!(
+        (z.zonesize, z.max_open_zones, z.reset_threshold, z.reset_frequency),
+        (Some(64 << 20), 14, Some(0.7), 0.25)
+    );
+    assert_eq!((j.plids.clone(), j.plid_random, j.fdp, j.end_fsync), (vec![0, 2, 3, 4], true, true, true));
+    set(&mut j, "zonemode", Some("none")).unwrap();
+    assert!(j.zbd.is_none());
+    assert!(set(&mut j, "zonemode", Some("strided")).unwrap_err().contains("only 'zbd'"));
+    assert!(set(&mut j, "zone_reset_threshold", Some("1.5")).unwrap_err().contains("from 0 to 1"));
+    assert!(set(&mut j, "fdp_pli", Some("3-1")).unwrap_err().contains("placement identifiers"));
+    assert!(set(&mut j, "dataplacement", Some("streams")).unwrap_err().contains("streams are not modelled"));
 }
