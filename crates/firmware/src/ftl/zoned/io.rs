@@ -247,11 +247,19 @@ impl FtlInner {
         }
     }
 
-    /// Queues `zone`'s buffered units (less than a page: the page is padded).
+    /// Queues `zone`'s buffered units a page at a time, the last one padded if it is short
+    /// (a full page may still be waiting here for room in the write buffer).
     async fn emit_partial(&self, zone: u32) {
-        if !self.zoned().flash.borrow()[zone as usize].partial.is_empty() {
-            self.zoned().stats.borrow_mut().flush_pad_pages += 1;
-            self.emit(zone, self.geo.units_per_page() as usize).await;
+        let upp = self.geo.units_per_page() as usize;
+        loop {
+            let n = self.zoned().flash.borrow()[zone as usize].partial.len();
+            if n == 0 {
+                return;
+            }
+            if n < upp {
+                self.zoned().stats.borrow_mut().flush_pad_pages += 1;
+            }
+            self.emit(zone, upp).await;
         }
     }
 
