@@ -12,7 +12,7 @@ use crate::{fails, ok, ssdlab};
 /// Item 3: `ssdlab serve pipessd --image p.img`, the example in `serve --help`, failed with
 /// `ftl.op: each plane keeps 1.1 spare blocks but GC needs at least 6`, as `--blocks 16` was
 /// the default for every preset. Every single-SSD preset serves with its defaults; the others
-/// (bridges, host-side FTLs) are refused in one line.
+/// (bridges, host-side FTLs, zoned namespaces) are refused in one line.
 #[test]
 fn every_preset_serves_with_its_defaults() {
     let presets = ok(&["presets"]);
@@ -27,6 +27,12 @@ fn every_preset_serves_with_its_defaults() {
             // Bridges and host-side FTLs are for run, replay and figure: one line says so.
             let err = fails(&["serve", name, "--image", image.to_str().unwrap()]);
             assert!(err.contains("drives a single SSD"), "{name}: {err}");
+            continue;
+        }
+        if cfg.ftl.zoned_ns().is_some() {
+            // A zoned namespace has zone commands NBD cannot carry: one line says so.
+            let err = fails(&["serve", name, "--image", image.to_str().unwrap()]);
+            assert!(err.contains("NBD cannot carry"), "{name}: {err}");
             continue;
         }
         let server = Server::launch(dir.path(), &image, &args, Stdio::piped());
