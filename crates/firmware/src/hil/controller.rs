@@ -67,7 +67,7 @@ pub struct Controller {
     /// The namespace it exposes.
     pub(crate) ns: Namespace,
     /// A zoned namespace's zones (`None`: conventional).
-    pub(crate) zones: Option<RefCell<crate::ftl::zoned::Zones>>,
+    pub(crate) zones: Option<RefCell<crate::hil::zones::Zones>>,
     me: Weak<Controller>,
     /// Commands completed (for progress reporting).
     pub(crate) completed: Cell<u64>,

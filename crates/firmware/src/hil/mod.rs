@@ -15,6 +15,7 @@ mod nvme;
 mod queues;
 mod smart;
 mod zoned;
+pub mod zones;
 
 pub use admin::{AdminCommand, AdminResult, IdentifyController, IdentifyNamespace};
 pub use config::{Arbitration, HilCosts, HostInterfaceConfig, LinkConfig, LinkProtocol};

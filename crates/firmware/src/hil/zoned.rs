@@ -1,5 +1,5 @@
 //! The Zoned Namespace command set in the controller: every I/O command of a zoned namespace
-//! goes through the zone state machine (`ftl::zoned::Zones`, in logical blocks) before the
+//! goes through the zone state machine (`hil::zones::Zones`, in logical blocks) before the
 //! zoned FTL does its flash work.
 //!
 //! Command by command (NVMe ZNS Command Set Specification, revision 1.1):
@@ -21,11 +21,11 @@ use std::cell::RefCell;
 use nand::DataTag;
 
 use crate::ftl::Ftl;
-use crate::ftl::zoned::{Effect, Zones};
 use crate::hil::config::HostInterfaceConfig;
 use crate::hil::controller::Controller;
 use crate::hil::link::Dir;
 use crate::hil::nvme::{HostData, NvmeCommand, Opcode, Status, ZoneOp};
+use crate::hil::zones::{Effect, Zones};
 use crate::trace::Phases;
 
 /// The zone state machine of a zoned namespace over `ftl` (recovered from what its flash

@@ -19,7 +19,6 @@
 
 mod config;
 mod io;
-mod zones;
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -31,7 +30,6 @@ use sim::sync::{Notify, Ring, RingSpec};
 use crate::ftl::data::UnitData;
 
 pub use config::{ZoneLayout, ZonedConfig};
-pub use zones::{Effect, Zone, Zones, state_index};
 
 /// A page's worth (or less) of a zone's units on its way to flash.
 pub(crate) struct Job {

@@ -6,7 +6,7 @@
 
 use std::collections::VecDeque;
 
-use crate::hil::{Status, ZoneAction, ZoneDescriptor, ZoneFilter, ZoneState};
+use crate::hil::nvme::{Status, ZoneAction, ZoneDescriptor, ZoneFilter, ZoneState};
 
 /// One zone: its state and how many blocks are written from its start.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
