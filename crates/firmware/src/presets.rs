@@ -9,6 +9,7 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("pipessd", include_str!("../presets/pipessd.toml")),
     ("hostftl-array", include_str!("../presets/hostftl-array.toml")),
     ("consumer-tlc", include_str!("../presets/consumer-tlc.toml")),
+    ("consumer-tlc-fdp", include_str!("../presets/consumer-tlc-fdp.toml")),
     ("mqsim-default", include_str!("../presets/mqsim-default.toml")),
     ("fssd", include_str!("../presets/fssd.toml")),
     ("bssd", include_str!("../presets/bssd.toml")),

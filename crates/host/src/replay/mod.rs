@@ -79,6 +79,9 @@ pub struct ReplaySpec {
     pub max_records: Option<u64>,
     /// Where the trace's writes land on a device whose FTL runs on the host.
     pub placement: Option<firmware::hil::Placement>,
+    /// Each write carries its volume's number as its FDP placement identifier (the volumes of
+    /// a multi-volume trace as streams: `--pid-per-volume`).
+    pub pid_per_volume: bool,
 }
 
 impl ReplaySpec {
@@ -96,6 +99,7 @@ impl ReplaySpec {
             max_outstanding: 1024,
             max_records: None,
             placement: None,
+            pid_per_volume: false,
         }
     }
 
@@ -113,6 +117,9 @@ impl ReplaySpec {
         if self.queues == 0 {
             return Err("queues must be at least 1".into());
         }
+        if self.pid_per_volume && self.placement.is_some() {
+            return Err("give --placement or --pid-per-volume, not both".into());
+        }
         if self.max_outstanding == 0 {
             return Err("max_outstanding must be at least 1".into());
         }
@@ -128,7 +135,7 @@ struct Replay {
     spec: ReplaySpec,
     stats: RefCell<ReplayStats>,
     /// Commands mapped but not yet taken by a worker (closed loop).
-    pending: RefCell<VecDeque<(IoOp, u64, u64)>>,
+    pending: RefCell<VecDeque<Command>>,
     error: RefCell<Option<TraceError>>,
     lag: RefCell<Histogram>,
     outstanding: Cell<u32>,
@@ -144,6 +151,11 @@ pub fn check(dev: &dyn System, spec: &ReplaySpec) -> Result<(), RunError> {
     spec.validate().map_err(RunError::Replay)?;
     if let Some(p) = spec.placement {
         dev.check_placement(p).map_err(RunError::ReplayPlacement)?;
+    }
+    if spec.pid_per_volume {
+        // Volume 0's identifier, at least, must exist (the device has FDP); a volume beyond
+        // the handles is refused command by command (Invalid Placement Handle), counted.
+        dev.check_placement(firmware::hil::Placement::Pid(0)).map_err(RunError::ReplayPlacement)?;
     }
     Ok(())
 }
@@ -256,7 +268,7 @@ impl Replay {
     }
 
     /// Maps a record to its commands and counts what mapping changed.
-    fn commands(&self, rec: &TraceRecord) -> Vec<(IoOp, u64, u64)> {
+    fn commands(&self, rec: &TraceRecord) -> Vec<Command> {
         let op = match rec.op {
             TraceOp::Read => IoOp::Read,
             TraceOp::Write => IoOp::Write,
@@ -265,10 +277,10 @@ impl Replay {
         };
         let m = self.map.map(rec.volume, rec.offset, rec.len);
         self.stats.borrow_mut().count_mapping(&m);
-        m.pieces.into_iter().map(|(o, n)| (op, o, n)).collect()
+        m.pieces.into_iter().map(|(o, n)| (op, o, n, rec.volume)).collect()
     }
 
-    fn io(&self, op: IoOp, offset: u64, len: u64) -> Io {
+    fn io(&self, (op, offset, len, volume): Command) -> Io {
         let n = self.issued.get();
         self.issued.set(n + 1);
         let queues = self.session.results.borrow().queues as u64;
@@ -279,7 +291,10 @@ impl Replay {
             op,
             offset,
             len,
-            placement: self.spec.placement,
+            placement: match self.spec.pid_per_volume {
+                true if op == IoOp::Write => Some(firmware::hil::Placement::Pid(volume as u16)),
+                _ => self.spec.placement,
+            },
         }
     }
 
@@ -299,14 +314,14 @@ impl Replay {
             if due > cx.now() {
                 cx.sleep_until(due).await;
             }
-            for (op, offset, len) in self.commands(&rec) {
+            for cmd in self.commands(&rec) {
                 while self.outstanding.get() >= self.spec.max_outstanding {
                     self.stats.borrow_mut().host_stalls += 1;
                     self.room.notified().await;
                 }
                 self.lag.borrow_mut().record(cx.now().saturating_since(due).as_nanos());
                 self.outstanding.set(self.outstanding.get() + 1);
-                let io = self.io(op, offset, len);
+                let io = self.io(cmd);
                 let me = self.clone();
                 let core = Session::worker_core(&self.host_cores, self.issued.get() as usize);
                 self.session.spawn_host(core, "replay command", async move {
@@ -322,7 +337,7 @@ impl Replay {
     async fn work(self: Rc<Self>, _worker: u32) {
         loop {
             let next = self.pending.borrow_mut().pop_front();
-            let (op, offset, len) = match next {
+            let cmd = match next {
                 Some(c) => c,
                 None => {
                     let Some(rec) = self.next_record() else { return };
@@ -332,8 +347,11 @@ impl Replay {
                     first
                 }
             };
-            let io = self.io(op, offset, len);
+            let io = self.io(cmd);
             self.session.issue(&io, SimTime::ZERO).await;
         }
     }
 }
+
+/// One command a record maps to: operation, byte offset, length, and the record's volume.
+type Command = (IoOp, u64, u64, u32);

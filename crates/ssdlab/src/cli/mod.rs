@@ -210,9 +210,14 @@ pub struct ReplayArgs {
     /// Stop after this many records.
     #[arg(long, value_name = "N", requires = "trace")]
     pub max_records: Option<u64>,
-    /// Where the trace's writes land on a host-side FTL's array: group:N or die:N.
+    /// Where the trace's writes land: group:N or die:N on a host-side FTL's array, pid:N (an
+    /// FDP placement identifier) on an SSD with [ftl.fdp].
     #[arg(long, value_name = "PLACE", requires = "trace")]
     pub placement: Option<firmware::hil::Placement>,
+    /// Each write carries its volume's number as its FDP placement identifier: the volumes of
+    /// a multi-volume trace (SPC ASUs, MSR disks, blkparse devices) as FDP streams.
+    #[arg(long, requires = "trace", conflicts_with = "placement")]
+    pub pid_per_volume: bool,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]

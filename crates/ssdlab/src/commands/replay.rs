@@ -55,6 +55,7 @@ pub(crate) fn spec(path: &Path, a: &ReplayArgs) -> Result<ReplaySpec> {
     }
     s.max_records = a.max_records;
     s.placement = a.placement;
+    s.pid_per_volume = a.pid_per_volume;
     s.validate().map_err(|e| anyhow::anyhow!("{e}"))?;
     Ok(s)
 }

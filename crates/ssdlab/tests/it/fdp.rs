@@ -122,3 +122,40 @@ fn unknown_placement_identifiers_are_refused_up_front() {
     let err = crate::fails(&args(&run(small.to_str().unwrap(), "pid:0")));
     assert!(err.contains("[ftl.fdp]"), "{err}");
 }
+
+/// A multi-volume trace's volumes as FDP streams (`replay --pid-per-volume`): each volume's
+/// writes land under its own handle; a device without FDP refuses the option in one line.
+#[test]
+fn a_traces_volumes_replay_as_placement_identifiers() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("two.spc");
+    // SPC: ASU, LBA (512 B sectors), size, opcode, timestamp (s). ASU 0 and 1 alternate.
+    let lines: String =
+        (0..400u64).map(|i| format!("{},{},4096,w,{:.4}\n", i % 2, (i / 2) * 8, i as f64 * 1e-4)).collect();
+    std::fs::write(&trace, lines).unwrap();
+    let text = format!("{}\n[ftl.fdp]\nhandles = 2\n", crate::SMALL.replace("op = 0.15", "op = 0.2"));
+    let fdp = crate::device_file(dir.path(), &text);
+    let json = dir.path().join("r.json");
+    let (t, d, j) = (trace.to_str().unwrap(), fdp.to_str().unwrap(), json.to_str().unwrap());
+    crate::ok(&[
+        "replay",
+        t,
+        d,
+        "--pid-per-volume",
+        "--volume-stride",
+        "16MiB",
+        "--precondition",
+        "none",
+        "--json",
+        j,
+    ]);
+    let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let per = r["fdp"]["per_handle"].as_array().unwrap();
+    let host = |h: usize| per[h]["host_bytes"].as_u64().unwrap();
+    assert_eq!((host(0), host(1)), (200 * 4096, 200 * 4096), "{per:?}");
+    let plain = tempfile::tempdir().unwrap();
+    let small = crate::device_file(plain.path(), crate::SMALL);
+    let err =
+        crate::fails(&["replay", t, small.to_str().unwrap(), "--pid-per-volume", "--precondition", "none"]);
+    assert!(err.contains("[ftl.fdp]"), "{err}");
+}
