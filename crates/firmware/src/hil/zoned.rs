@@ -111,15 +111,21 @@ impl Controller {
                     Ok(at) => at,
                     Err(s) => return (s, HostData::None, 0), // the zone changed meanwhile
                 };
-                let data = match cmd.opcode {
-                    Opcode::WriteZeroes if self.ns.payload => {
-                        HostData::Bytes(vec![0; self.ns.bytes(cmd.nlb) as usize])
+                // A Write's units are the command's own; an append's or a Write Zeroes' are a
+                // write at the block the zone gave (the payload copied only for an append).
+                let units = match cmd.opcode {
+                    Opcode::Write => self.ns.unit_writes(cmd).collect(),
+                    op => {
+                        let data = match op {
+                            Opcode::WriteZeroes if self.ns.payload => {
+                                HostData::Bytes(vec![0; self.ns.bytes(cmd.nlb) as usize])
+                            }
+                            Opcode::WriteZeroes => HostData::Tags(vec![DataTag(0); cmd.nlb as usize]),
+                            _ => cmd.data.clone(),
+                        };
+                        self.ns.unit_writes(&NvmeCommand::write(at, cmd.nlb, data)).collect()
                     }
-                    Opcode::WriteZeroes => HostData::Tags(vec![DataTag(0); cmd.nlb as usize]),
-                    _ => cmd.data.clone(),
                 };
-                let write = NvmeCommand::write(at, cmd.nlb, data);
-                let units = self.ns.unit_writes(&write).collect();
                 self.ftl.zone_write(zone, units, cmd.fua, ph).await;
                 (Status::Success, HostData::None, if append { at } else { 0 })
             }
