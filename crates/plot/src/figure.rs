@@ -2,7 +2,7 @@
 
 use report::Report;
 
-use crate::figures::{cdf, ecc, gc, power, timeline, utilisation, wear};
+use crate::figures::{cdf, ecc, fdp, gc, power, timeline, utilisation, wear, zones};
 use crate::panel::{self, Area, DrawResult};
 
 /// One figure, ready to draw: its data is taken from the report when it is built.
@@ -23,6 +23,8 @@ enum Kind {
     Utilisation(utilisation::Utilisation),
     Power(power::Power),
     Ecc(ecc::Ecc),
+    Zones(zones::Zones),
+    Fdp(fdp::Fdp),
 }
 
 /// A figure left out for lack of data.
@@ -62,6 +64,8 @@ impl Figure {
             Kind::Utilisation(f) => f.draw(&body),
             Kind::Power(f) => f.draw(&body),
             Kind::Ecc(f) => f.draw(&body),
+            Kind::Zones(f) => f.draw(&body),
+            Kind::Fdp(f) => f.draw(&body),
         }
     }
 }
@@ -98,6 +102,14 @@ pub fn figures(report: &Report) -> (Vec<Figure>, Vec<Skipped>) {
     if let Some(e) = ecc::build(report) {
         let height = e.as_ref().map_or(0, |e| e.height());
         add("ecc", "bit errors, retries and wear over time", height, e.map(Kind::Ecc));
+    }
+    if let Some(z) = zones::build(report) {
+        let height = z.as_ref().map_or(0, |z| z.height());
+        add("zones", "zones by state, resets and latency", height, z.map(Kind::Zones));
+    }
+    if let Some(f) = fdp::build(report) {
+        let height = f.as_ref().map_or(0, |f| f.height());
+        add("fdp", "bytes and write amplification per reclaim unit handle", height, f.map(Kind::Fdp));
     }
     (out, skipped)
 }

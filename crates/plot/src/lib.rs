@@ -21,6 +21,10 @@
 //! | `power`         | mean power per interval by component; host memory and CPU of a host FTL  |
 //! | `ecc`           | observed RBER, reads corrected / retried / uncorrectable, ECC-core busy, |
 //! |                 | mean P/E cycles, over time (only for a device with bit errors)           |
+//! | `zones`         | zones by state; blocks erased by resets and the commands' latency over   |
+//! |                 | time, lined up (only for a zoned namespace)                              |
+//! | `fdp`           | host bytes and media bytes (write-back, GC) per reclaim unit handle, and |
+//! |                 | each handle's WAF against the device's (only with `[ftl.fdp]`)           |
 //!
 //! Reading them:
 //!

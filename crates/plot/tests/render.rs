@@ -210,3 +210,75 @@ fn a_missing_directory_is_an_io_error_naming_the_file() {
     assert!(matches!(e, plot::PlotError::Io { .. }), "{e:?}");
     assert!(e.to_string().contains("no/such/dir/latency_cdf.png"), "{e}");
 }
+
+#[test]
+fn zoned_and_fdp_reports_add_their_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut r = report(30);
+    let mut z = firmware::ftl::zoned::ZoneReport {
+        zones: 904,
+        zone_size: 2 << 30,
+        zone_capacity: 1077 << 20,
+        by_state: [600, 12, 2, 0, 0, 290, 0],
+        ..Default::default()
+    };
+    z.stats.resets = 40;
+    z.stats.reset_erases = 40 * 64;
+    z.stats.reset_ns = 40 * 3_000_000_000;
+    r.zones = Some(z);
+    r.fdp = Some(report::FdpReport {
+        handles: 3,
+        reclaim_groups: 1,
+        isolation: "persistently".into(),
+        ru_bytes: 64 << 20,
+        per_handle: (0..3u16)
+            .map(|h| report::FdpHandleReport {
+                handle: h,
+                host_bytes: 100 << 20,
+                user_bytes: 100 << 20,
+                gc_bytes: u64::from(h) * (30 << 20),
+                media_bytes: (100 + u64::from(h) * 30) << 20,
+                // A handle the host never wrote under has no WAF of its own.
+                waf: (h > 0).then(|| 1.0 + f64::from(h) * 0.3),
+                reclaim_units: 4,
+            })
+            .collect(),
+        host_bytes: 300 << 20,
+        media_bytes: 390 << 20,
+        waf: 1.3,
+        ..Default::default()
+    });
+    let out = plot::render(&r, dir.path()).unwrap();
+    assert!(out.skipped.is_empty(), "{:?}", out.skipped);
+    let (figures, _) = plot::figures(&r);
+    let names: Vec<&str> = figures.iter().map(|f| f.name()).collect();
+    assert_eq!(names[NAMES.len()..], ["zones", "fdp"]);
+    for f in &figures[NAMES.len()..] {
+        check_png(&dir.path().join(format!("{}.png", f.name())), f.size());
+    }
+    let texts = svg_texts(&dir.path().join("zones.svg"));
+    for label in ["empty", "full", "600", "290", "zones (count)", "erases (blocks/s)", "latency (us)"] {
+        assert!(texts.iter().any(|t| t == label), "zones: no {label:?} in {texts:?}");
+    }
+    assert!(texts.iter().any(|t| t.contains("904 zones of 2 GiB (capacity 1.1 GiB)")), "{texts:?}");
+    assert!(texts.iter().any(|t| t.starts_with("Resets 40 (erased 2,560 blocks, 3.00 s each")), "{texts:?}");
+    let texts = svg_texts(&dir.path().join("fdp.svg"));
+    for label in
+        ["RUH 0", "RUH 2", "1.300", "1.600", "no host writes", "device: 1.300", "bytes (MiB)", "WAF (ratio)"]
+    {
+        assert!(texts.iter().any(|t| t == label), "fdp: no {label:?} in {texts:?}");
+    }
+
+    // Without a time series the zone figure keeps its state panel and says what it left out.
+    let mut r = report(0);
+    r.zones = Some(firmware::ftl::zoned::ZoneReport {
+        zones: 8,
+        by_state: [8, 0, 0, 0, 0, 0, 0],
+        ..Default::default()
+    });
+    let out = plot::render(&r, dir.path()).unwrap();
+    assert!(out.files.iter().any(|f| f.ends_with("zones.svg")), "{:?}", out.skipped);
+    let texts = svg_texts(&dir.path().join("zones.svg"));
+    assert!(texts.iter().any(|t| t.contains("No time series")), "{texts:?}");
+    assert!(!texts.iter().any(|t| t == "latency (us)"), "{texts:?}");
+}

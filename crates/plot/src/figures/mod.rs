@@ -3,8 +3,10 @@
 
 pub(crate) mod cdf;
 pub(crate) mod ecc;
+pub(crate) mod fdp;
 pub(crate) mod gc;
 pub(crate) mod power;
 pub(crate) mod timeline;
 pub(crate) mod utilisation;
 pub(crate) mod wear;
+pub(crate) mod zones;
