@@ -284,3 +284,24 @@ fn sweep_plot_draws_a_metric_against_an_axis() {
     let e = fails(&["sweep", "plot", r, "--x", "ftl.op", "--y", "wafer", "--hue", "ftl.gc.victim"]);
     assert!(e.contains("no column `wafer`"), "{e}");
 }
+
+/// Every sweep file in `examples/` plans: its device, axes and workload are valid settings
+/// (a dry run checks every run's spec), so an example cannot rot as the settings change.
+#[test]
+fn the_example_sweeps_plan() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let mut planned = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        if path.extension().is_some_and(|e| e == "toml") && text.contains("[[axis]]") {
+            let out = tempfile::tempdir().unwrap();
+            let args = ["sweep", path.to_str().unwrap(), "--dry-run", "--out", out.path().to_str().unwrap()];
+            let listed = ok(&args);
+            assert!(listed.contains(" runs over "), "{}: {listed}", path.display());
+            planned.push(path.file_name().unwrap().to_string_lossy().into_owned());
+        }
+    }
+    planned.sort();
+    assert_eq!(planned, ["op-gc.toml", "pipessd-threads.toml"]);
+}
