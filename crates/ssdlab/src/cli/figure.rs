@@ -93,6 +93,13 @@ pub struct PipessdFigureArgs {
     /// of the Financial-like job.
     #[arg(long, default_value_t = 32)]
     pub depth: u32,
+    /// Requests each Tradition thread runs at once (`architecture.workers_per_core` of
+    /// Tradition-4 and Tradition-8). The paper's threads are full-function and run a request to
+    /// completion; it does not say how many each has in flight. Default: the preset's (64,
+    /// where a waiting request holds back none of its thread's others). docs/architectures.md
+    /// maps PipeSSD's gain against this (examples/pipessd-threads.toml).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub requests_per_thread: Option<u32>,
     /// A short run (a smoke test): the 4-channel device only, fewer synthetic commands.
     #[arg(long)]
     pub quick: bool,

@@ -94,7 +94,10 @@ pub fn run(a: &PipessdFigureArgs) -> Result<()> {
         let aged = Aged::new(&cfg, a.seed)?;
         for (workload, load) in &loads {
             for (arch, arch_sets) in ARCHS {
-                let c = apply(&cfg, arch_sets)?;
+                let mut c = apply(&cfg, arch_sets)?;
+                if let (Some(n), true) = (a.requests_per_thread, arch.starts_with("Tradition")) {
+                    c = apply(&c, &[("architecture.workers_per_core", &n.to_string())])?;
+                }
                 let cell = measure(&aged, &c, load, a.seed)
                     .with_context(|| format!("{setup}, {workload}, {arch}"))?;
                 eprintln!("  {workload:<15} {arch:<12} {:>10.0} IOPS", cell.iops);
@@ -181,8 +184,14 @@ fn table(cells: &[Cell], a: &PipessdFigureArgs) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "PipeSSD comparison: pipessd device, {} blocks per plane, closed loop at depth {}, seed {}",
-        a.blocks, a.depth, a.seed
+        "PipeSSD comparison: pipessd device, {} blocks per plane, closed loop at depth {}, seed {}, {}",
+        a.blocks,
+        a.depth,
+        a.seed,
+        match a.requests_per_thread {
+            Some(n) => format!("{n} request(s) per Tradition thread"),
+            None => "the preset's requests per Tradition thread".into(),
+        }
     );
     let _ = writeln!(s, "\nthroughput against Tradition-4 (Tradition-4's own IOPS first)");
     let _ = writeln!(
