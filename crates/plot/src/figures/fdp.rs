@@ -8,7 +8,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use report::{FdpReport, Report};
 
 use super::timeline::max;
-use super::zones::bytes;
+use super::zones::{binary_unit, bytes};
 use crate::axis::{Axis, Style};
 use crate::draw::{ACCENT, READ, TOTAL, WRITE, bars};
 use crate::font;
@@ -36,14 +36,6 @@ pub(crate) fn build(r: &Report) -> Option<Result<Fdp, String>> {
     })
 }
 
-/// The binary unit that keeps the largest of `values` (bytes) between 1 and 1024.
-fn unit(largest: f64) -> (f64, &'static str) {
-    [(1u64 << 40, "TiB"), (1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")]
-        .into_iter()
-        .find(|&(d, _)| largest >= d as f64)
-        .map_or((1.0, "B"), |(d, u)| (d as f64, u))
-}
-
 impl Fdp {
     /// Height of the figure below the title, px.
     pub(crate) fn height(&self) -> u32 {
@@ -55,7 +47,7 @@ impl Fdp {
         let n = f.per_handle.len();
         let names: Vec<String> = f.per_handle.iter().map(|h| format!("RUH {}", h.handle)).collect();
         let largest = max(f.per_handle.iter().flat_map(|h| [h.host_bytes as f64, h.media_bytes as f64]));
-        let (div, unit) = unit(largest);
+        let (div, unit) = binary_unit(largest);
         let bytes_panel = Panel {
             heading: "bytes per handle: written by the host, and what they cost on flash".into(),
             legend: vec![

@@ -62,13 +62,17 @@ pub(crate) fn build(r: &Report) -> Option<Result<Zones, String>> {
 
 /// `b` bytes in KiB, MiB or GiB, whichever keeps the number short.
 pub(crate) fn bytes(b: u64) -> String {
-    let b = b as f64;
-    let (div, unit) = [(1u64 << 40, "TiB"), (1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")]
-        .into_iter()
-        .find(|&(d, _)| b >= d as f64)
-        .unwrap_or((1, "B"));
-    let v = b / div as f64;
+    let (div, unit) = binary_unit(b as f64);
+    let v = b as f64 / div;
     if v.fract() == 0.0 { format!("{v:.0} {unit}") } else { format!("{v:.1} {unit}") }
+}
+
+/// The binary unit (divisor and name) that keeps `largest` bytes between 1 and 1024.
+pub(crate) fn binary_unit(largest: f64) -> (f64, &'static str) {
+    [(1u64 << 40, "TiB"), (1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")]
+        .into_iter()
+        .find(|&(d, _)| largest >= d as f64)
+        .map_or((1.0, "B"), |(d, u)| (d as f64, u))
 }
 
 /// `ns` as ms or s.
