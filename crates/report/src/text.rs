@@ -73,6 +73,19 @@ pub fn summary(r: &Report) -> String {
                 String::new()
             }
         );
+        if let Some(l) = p.layout.as_ref().filter(|l| l.volumes.len() > 1 || l.flows > 1) {
+            let scale = if l.scale < 1.0 { format!(" scaled by {:.4}", l.scale) } else { String::new() };
+            let _ = writeln!(
+                s,
+                "volumes: {} laid out by {}{scale}, {} folding onto shared addresses | {} flows on {} queues | {} records dropped",
+                l.volumes.len(),
+                l.kind,
+                l.folded_volumes,
+                l.flows,
+                l.queues,
+                p.dropped
+            );
+        }
     }
     let _ = writeln!(
         s,
