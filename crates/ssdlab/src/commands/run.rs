@@ -90,7 +90,9 @@ pub(crate) fn execute(
     let store = named_device::store(common)?;
     let alone = match workload {
         _ if !alone => None,
-        Workload::Trace(_) => bail!("--alone runs each job by itself; a trace replay is one flow"),
+        Workload::Trace(_) => bail!(
+            "--alone runs each job by itself; it is not available for trace replays (their volume flows share one trace)"
+        ),
         Workload::Jobs { jobs, .. } if jobs.len() < 2 => {
             bail!("--alone needs two or more jobs (a job file with several sections); this run has one")
         }

@@ -221,3 +221,25 @@ fn the_shared_tpcc_trace_replays_as_volume_flows() {
     assert!(stderr.contains("note: 16 flows share 4 queue pairs round robin"), "{stderr}");
     assert!(stderr.contains("warning: 16 of 16 volumes fold"), "{stderr}");
 }
+
+/// Many volumes (a cloud-block trace has thousands): more flows than queues share them round
+/// robin, the note says so, the report keeps every flow and the text table the first 32.
+#[test]
+fn more_volumes_than_queues_share_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines: String =
+        (0..400u64).map(|i| format!("{},{},4096,r,{:.4}\n", i % 40, i * 8, i as f64 * 1e-4)).collect();
+    let trace = dir.path().join("forty.spc");
+    std::fs::write(&trace, lines).unwrap();
+    let dev = device_file(dir.path(), SMALL);
+    let json = dir.path().join("r.json");
+    let (r, text, stderr) = replay(&trace, &dev, &json, &["--volume-flows", "--layout", "footprint"]);
+    assert!(stderr.contains("note: 40 flows share 16 queue pairs round robin"), "{stderr}");
+    assert!(stderr.contains("... and 28 more volumes"), "{stderr}");
+    let flows = r["flows"].as_array().unwrap();
+    assert_eq!(flows.len(), 40);
+    assert_eq!(flows[17]["queues"], serde_json::json!([2]), "flow 17 on queue 17 mod 16 + 1");
+    assert_flows_add_up(&r);
+    assert!(text.contains("... and 8 more flows (the report's flows has them all)"), "{text}");
+    assert!(text.contains("vol 31 (16)") && !text.contains("vol 32 ("), "{text}");
+}
