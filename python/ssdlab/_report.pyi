@@ -53,6 +53,56 @@ class FlowReport(Section):
     alone_latency_mean_ns: float | None
     slowdown: float | None
 
+class VolumeLayout(Section):
+    """Where one volume of a replayed trace went (docs/report-schema.md, `replay.layout`)."""
+
+    volume: int
+    requests: int
+    footprint: int
+    base: int
+    size: int
+    flow: str | None
+    queue: int | None
+    pid: int | None
+    priority: str | None
+
+class LayoutReport(Section):
+    """How a replay laid a trace's volumes out and which flows they made."""
+
+    kind: str
+    scale: float
+    folded_volumes: int
+    flows: int
+    queues: int
+    volumes: list[VolumeLayout]
+
+class ReplayReport(Section):
+    """What a trace replay did to the trace (docs/report-schema.md, `replay`)."""
+
+    file: str
+    format: str
+    compression: str
+    mode: str
+    align: str
+    records: int
+    commands: int
+    skipped_flushes: int
+    skipped_zero_length: int
+    dropped: int
+    bad_lines_skipped: int
+    folded: int
+    widened: int
+    split: int
+    clipped: int
+    chunked: int
+    out_of_order: int
+    host_stalls: int
+    lag_mean_us: float
+    lag_p99_us: float
+    lag_max_us: float
+    volumes: Mapping[str, Section]
+    layout: LayoutReport | None
+
 class Waf(Section):
     host_units: int
     flash_units: list[int]
@@ -320,7 +370,7 @@ class Report(Section):
     link: Link
     smart: Section
     timeseries: TimeSeries
-    replay: Section | None
+    replay: ReplayReport | None
     live: Section | None
     energy: EnergyReport
     host_interface: str

@@ -35,7 +35,8 @@ pub struct OpMetrics {
     pub errors: u64,
 }
 
-/// What one flow measured: a job (all its clones), or a trace replay.
+/// What one flow measured: a job (all its clones), a trace replay, or a volume of one (or the
+/// volumes grouped as `others`).
 #[derive(Clone, Debug, Default)]
 pub struct FlowMetrics {
     /// The job's name (or the trace's).
@@ -61,8 +62,9 @@ impl FlowMetrics {
 pub struct HostResults {
     /// Reads, writes and trims.
     pub ops: [OpMetrics; 3],
-    /// The same by flow (issue 30): one per job, in the order of the jobs, or one for a trace
-    /// replay; each command counts in its flow and in `ops`.
+    /// The same by flow (issue 30): one per job, in the order of the jobs, or for a trace
+    /// replay one (or one per volume, `ReplaySpec::volume_flows`); each command counts in its
+    /// flow and in `ops`.
     pub flows: Vec<FlowMetrics>,
     /// Start of the measured window (end of the ramp).
     pub window_start: SimTime,

@@ -64,11 +64,28 @@ impl Session {
         ramp: SimDuration,
         opts: &RunOptions,
     ) -> Result<Session, RunError> {
+        Self::open_with(dev, queues, &Default::default(), ramp, opts)
+    }
+
+    /// [`Session::open`], the queues in `priorities` (re)created in the class given there
+    /// (weighted round robin arbitration); the others in the default class.
+    pub fn open_with(
+        dev: &dyn System,
+        queues: u32,
+        priorities: &std::collections::BTreeMap<u16, firmware::hil::Priority>,
+        ramp: SimDuration,
+        opts: &RunOptions,
+    ) -> Result<Session, RunError> {
         let front = dev.front();
         let c = front.clone();
+        let priorities = priorities.clone();
         let created = dev.sim().block_on(async move {
-            for q in (1..=queues as u16).filter(|&q| !c.has_queue(q)) {
-                c.create_queue(q).await.map_err(|r| (q, r))?;
+            for q in 1..=queues as u16 {
+                match priorities.get(&q) {
+                    Some(&p) => c.create_queue_with(q, p).await.map_err(|r| (q, r))?,
+                    None if !c.has_queue(q) => c.create_queue(q).await.map_err(|r| (q, r))?,
+                    None => {}
+                }
             }
             Ok(())
         })?;

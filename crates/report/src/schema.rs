@@ -228,7 +228,8 @@ pub struct Throughput {
     pub mb_per_s: f64,
 }
 
-/// One flow's results (a job, all its clones, or a trace replay).
+/// One flow's results (a job, all its clones, a trace replay, or one volume (or the grouped
+/// volumes) of a replay with volume flows).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct FlowReport {
     /// The job's name (a trace replay: the trace file's).

@@ -73,6 +73,19 @@ pub fn summary(r: &Report) -> String {
                 String::new()
             }
         );
+        if let Some(l) = p.layout.as_ref().filter(|l| l.volumes.len() > 1 || l.flows > 1) {
+            let scale = if l.scale < 1.0 { format!(" scaled by {:.4}", l.scale) } else { String::new() };
+            let _ = writeln!(
+                s,
+                "volumes: {} laid out by {}{scale}, {} folding onto shared addresses | {} flows on {} queues | {} records dropped",
+                l.volumes.len(),
+                l.kind,
+                l.folded_volumes,
+                l.flows,
+                l.queues,
+                p.dropped
+            );
+        }
     }
     let _ = writeln!(
         s,
@@ -370,7 +383,10 @@ pub fn breakdown(r: &Report) -> String {
     s
 }
 
-/// One line per flow and direction (a run of several jobs): who got what.
+/// Flows the text summary's flow table shows (the report's `flows` has them all).
+const FLOW_ROWS: usize = 32;
+
+/// One line per flow and direction (a run of several jobs, a replay's volumes): who got what.
 fn flow_table(s: &mut String, r: &Report) {
     let us = |ns: f64| format!("{:.0}", ns / 1e3);
     let _ = writeln!(
@@ -378,7 +394,7 @@ fn flow_table(s: &mut String, r: &Report) {
         "{:<16} {:<6} {:>9} {:>10} {:>9} | latency us: {:>8} {:>8} {:>8} {:>8}",
         "flow (queues)", "op", "count", "IOPS", "MB/s", "mean", "p99", "p99.99", "max"
     );
-    for f in &r.flows {
+    for f in r.flows.iter().take(FLOW_ROWS) {
         let queues = f.queues.iter().map(|q| q.to_string()).collect::<Vec<_>>().join(",");
         let mut label = format!("{} ({queues})", f.name);
         if label.chars().count() > 16 {
@@ -398,6 +414,10 @@ fn flow_table(s: &mut String, r: &Report) {
                 us(l.max as f64),
             );
         }
+    }
+    if r.flows.len() > FLOW_ROWS {
+        let _ =
+            writeln!(s, "... and {} more flows (the report's flows has them all)", r.flows.len() - FLOW_ROWS);
     }
 }
 

@@ -94,9 +94,23 @@ impl Front {
 
     /// Creates I/O queue pair `qid`.
     pub async fn create_queue(&self, qid: u16) -> Result<(), QueueError> {
+        self.create_queue_with(qid, Priority::Medium).await
+    }
+
+    /// Creates I/O queue pair `qid` in arbitration class `priority` (NVMe weighted round robin;
+    /// a front end without arbitration ignores it). An NVMe queue `qid` that already exists is
+    /// deleted first when `priority` is not the default class, so that it gets that class.
+    pub async fn create_queue_with(&self, qid: u16, priority: Priority) -> Result<(), QueueError> {
         match self {
             Front::Nvme(c) => {
-                match c.admin(AdminCommand::CreateIoQueue { qid, priority: Priority::Medium }).await {
+                if priority != Priority::Medium && c.has_queue(qid) {
+                    match c.admin(AdminCommand::DeleteIoQueue { qid }).await {
+                        AdminResult::Done => {}
+                        AdminResult::Error(status) => return Err(QueueError::Refused(status)),
+                        r => unreachable!("Delete I/O Queue answers done or an error, not {r:?}"),
+                    }
+                }
+                match c.admin(AdminCommand::CreateIoQueue { qid, priority }).await {
                     AdminResult::Done => Ok(()),
                     AdminResult::Error(status) => Err(QueueError::Refused(status)),
                     r => unreachable!("Create I/O Queue answers done or an error, not {r:?}"),

@@ -1,6 +1,7 @@
-//! Mapping a trace record's address onto the device: a per-volume base offset, then alignment
-//! to mapping units (widen, or split off the unaligned edges), then folding into the logical
-//! capacity, then cutting into commands no larger than the device's maximum transfer.
+//! Mapping a trace record's address onto the device: a per-volume base offset (or a region of
+//! its own), then alignment to mapping units (widen, or split off the unaligned edges), then
+//! folding into the logical capacity (or the volume's region), then cutting into commands no
+//! larger than the device's maximum transfer.
 
 use std::collections::BTreeMap;
 
@@ -33,6 +34,10 @@ pub struct AddressMap {
     pub offsets: BTreeMap<u32, u64>,
     /// Base offset of volume `v` without an entry in `offsets`: `v * stride`.
     pub stride: u64,
+    /// A volume's own region, `(base, size)` in bytes (both multiples of `unit`, inside the
+    /// capacity): its addresses fold into the region instead (`offsets` and `stride` are not
+    /// used for it).
+    pub regions: BTreeMap<u32, (u64, u64)>,
     /// Alignment policy.
     pub align: Align,
 }
@@ -59,12 +64,18 @@ impl AddressMap {
     pub fn map(&self, volume: u32, offset: u64, len: u64) -> Mapped {
         debug_assert!(len > 0);
         let mut m = Mapped::default();
-        let base = self.offsets.get(&volume).copied().unwrap_or(volume as u64 * self.stride);
-        let start = base.wrapping_add(offset) % self.capacity.max(1);
-        m.folded = base.checked_add(offset).is_none_or(|a| a >= self.capacity);
+        // The window the volume's addresses fold into: its region, or the whole capacity.
+        let (lo, capacity, base) = match self.regions.get(&volume) {
+            Some(&(lo, size)) => (lo, size.max(self.unit), 0),
+            None => {
+                (0, self.capacity, self.offsets.get(&volume).copied().unwrap_or(volume as u64 * self.stride))
+            }
+        };
+        let start = base.wrapping_add(offset) % capacity.max(1);
+        m.folded = base.checked_add(offset).is_none_or(|a| a >= capacity);
         let mut len = len;
-        if len > self.capacity {
-            len = self.capacity;
+        if len > capacity {
+            len = capacity;
             m.clipped = true;
         }
         // Alignment first (on the folded start), so the edges stay where the trace put them.
@@ -99,15 +110,17 @@ impl AddressMap {
         }
         // Fold what now runs past the end: move the request back so that it ends there.
         let end = ranges.last().map_or(0, |r| r.1);
-        if end > self.capacity {
-            let shift = up(end - self.capacity, self.unit);
+        if end > capacity {
+            let shift = up(end - capacity, self.unit);
+            // Longer, once aligned, than the window: what runs before its start is cut off.
+            m.clipped |= ranges.first().is_some_and(|r| r.0 < shift);
             for r in &mut ranges {
                 r.0 = r.0.saturating_sub(shift);
                 r.1 = r.1.saturating_sub(shift);
             }
             m.folded = true;
         }
-        for (s, e) in ranges {
+        for (s, e) in ranges.into_iter().map(|(s, e)| (lo + s, lo + e)) {
             m.chunked |= e - s > self.max_transfer;
             let mut at = s;
             while at < e {
@@ -143,8 +156,25 @@ mod tests {
             max_transfer: 64 * KIB,
             offsets: BTreeMap::from([(7, 100 * KIB)]),
             stride: 256 * KIB,
+            regions: BTreeMap::from([(9, (512 * KIB, 128 * KIB))]),
             align,
         }
+    }
+
+    #[test]
+    fn a_volume_with_a_region_folds_into_it() {
+        let am = map(Align::Widen);
+        assert_eq!(am.map(9, 8 * KIB, 4 * KIB).pieces, vec![(520 * KIB, 4 * KIB)]);
+        let m = am.map(9, 128 * KIB + 4 * KIB, 4 * KIB);
+        assert!(m.folded);
+        assert_eq!(m.pieces, vec![(516 * KIB, 4 * KIB)], "wrapped inside the region");
+        let m = am.map(9, 124 * KIB, 8 * KIB);
+        assert!(m.folded);
+        assert_eq!(m.pieces, vec![(632 * KIB, 8 * KIB)], "moved back to end at the region's end");
+        let m = am.map(9, 0, 256 * KIB);
+        assert!(m.clipped);
+        assert_eq!(m.pieces.iter().map(|p| p.1).sum::<u64>(), 128 * KIB);
+        assert!(m.pieces.iter().all(|&(s, n)| s >= 512 * KIB && s + n <= 640 * KIB));
     }
 
     #[test]
@@ -201,7 +231,10 @@ mod tests {
             // Contiguous, and at least as long as the (clipped) request.
             prop_assert!(m.pieces.windows(2).all(|w| w[0].0 + w[0].1 == w[1].0));
             let total: u64 = m.pieces.iter().map(|p| p.1).sum();
-            prop_assert!(total >= len.min(am.capacity));
+            // Within the volume's region, if it has one (volume 9), cut to it.
+            let (lo, cap) = am.regions.get(&volume).copied().unwrap_or((0, am.capacity));
+            prop_assert!(total >= len.min(cap) || m.clipped);
+            prop_assert!(m.pieces.iter().all(|&(s, n)| s >= lo && s + n <= lo + cap));
             if !split {
                 prop_assert!(m.pieces.iter().all(|&(s, n)| s % am.unit == 0 && n % am.unit == 0));
             }

@@ -21,6 +21,7 @@
 mod map;
 mod scan;
 mod stats;
+mod volumes;
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -33,8 +34,11 @@ use sim::sync::Notify;
 use sim::{SimDuration, SimTime};
 
 pub use map::{AddressMap, Align, Mapped};
-pub use scan::{TraceScan, scan};
+pub use scan::{TraceScan, VolumeScan, scan};
 pub use stats::{ReplayStats, VolumeStats};
+pub use volumes::{
+    FlowPlan, Layout, LayoutReport, Others, Plan, REGION_ALIGN, VolumeFlows, VolumeLayout, VolumeSettings,
+};
 
 use crate::run::{HostResults, Progress, RunError, RunOptions};
 use crate::session::{Io, Session};
@@ -71,7 +75,8 @@ pub struct ReplaySpec {
     pub volume_offsets: std::collections::BTreeMap<u32, u64>,
     /// Base offset of other volumes: volume number times this (bytes; 0 = all at 0).
     pub volume_stride: u64,
-    /// Queue pairs to spread commands over (round robin).
+    /// Queue pairs to spread commands over (round robin); with volume flows, the most queue
+    /// pairs the flows get (one each, shared round robin beyond).
     pub queues: u32,
     /// Timed mode: most commands in flight from the host.
     pub max_outstanding: u32,
@@ -82,6 +87,13 @@ pub struct ReplaySpec {
     /// Each write carries its volume's number as its FDP placement identifier (the volumes of
     /// a multi-volume trace as streams: `--pid-per-volume`).
     pub pid_per_volume: bool,
+    /// Where the volumes go: base offsets (folded by default) or regions by footprint.
+    pub layout: Layout,
+    /// The volumes as flows of their own (`None`: the whole trace is one flow).
+    pub volume_flows: Option<VolumeFlows>,
+    /// Each volume's requests and footprint, from a [`scan`] already made (`None`: the replay
+    /// scans the trace itself when it needs them).
+    pub scanned: Option<std::collections::BTreeMap<u32, VolumeScan>>,
 }
 
 impl ReplaySpec {
@@ -100,6 +112,9 @@ impl ReplaySpec {
             max_records: None,
             placement: None,
             pid_per_volume: false,
+            layout: Layout::Offsets,
+            volume_flows: None,
+            scanned: None,
         }
     }
 
@@ -120,6 +135,16 @@ impl ReplaySpec {
         if self.pid_per_volume && self.placement.is_some() {
             return Err("give --placement or --pid-per-volume, not both".into());
         }
+        let pids = self.volume_flows.as_ref().is_some_and(|f| f.volumes.values().any(|v| v.pid.is_some()));
+        if pids && self.placement.is_some() {
+            return Err("give --placement or volumes' pid=, not both".into());
+        }
+        if self.layout != Layout::Offsets && (!self.volume_offsets.is_empty() || self.volume_stride != 0) {
+            return Err(
+                "--layout footprint places every volume: leave out --volume-offset and --volume-stride"
+                    .into(),
+            );
+        }
         if self.max_outstanding == 0 {
             return Err("max_outstanding must be at least 1".into());
         }
@@ -133,6 +158,7 @@ struct Replay {
     reader: RefCell<TraceReader>,
     map: AddressMap,
     spec: ReplaySpec,
+    plan: Plan,
     stats: RefCell<ReplayStats>,
     /// Commands mapped but not yet taken by a worker (closed loop).
     pending: RefCell<VecDeque<Command>>,
@@ -145,9 +171,11 @@ struct Replay {
     host_cores: Vec<sim::CoreId>,
 }
 
-/// Checks that `spec` can be replayed on `dev`, as [`replay`] does before it starts, without
-/// reading the trace: the settings are valid and the placement names a place the device has.
-pub fn check(dev: &dyn System, spec: &ReplaySpec) -> Result<(), RunError> {
+/// Checks that `spec` can be replayed on `dev`, as [`replay`] does before it starts, and
+/// returns its plan (layout, flows, queues): the settings are valid, the placements name places
+/// the device has, the named volumes are in the trace, the regions fit. Reads the trace once
+/// if `spec.scanned` does not already say what its volumes are.
+pub fn check(dev: &dyn System, spec: &ReplaySpec) -> Result<Plan, RunError> {
     spec.validate().map_err(RunError::Replay)?;
     if let Some(p) = spec.placement {
         dev.check_placement(p).map_err(RunError::ReplayPlacement)?;
@@ -157,7 +185,45 @@ pub fn check(dev: &dyn System, spec: &ReplaySpec) -> Result<(), RunError> {
         // the handles is refused command by command (Invalid Placement Handle), counted.
         dev.check_placement(firmware::hil::Placement::Pid(0)).map_err(RunError::ReplayPlacement)?;
     }
-    Ok(())
+    if let Some(f) = &spec.volume_flows {
+        for (v, s) in &f.volumes {
+            if let Some(pid) = s.pid {
+                dev.check_placement(firmware::hil::Placement::Pid(pid))
+                    .map_err(|e| RunError::Replay(format!("volume {v}: {e}")))?;
+            }
+        }
+        let classes = f.volumes.values().any(|s| s.priority.is_some());
+        if classes && !matches!(dev.front(), firmware::system::Front::Nvme(_)) {
+            return Err(RunError::Replay(
+                "volume priorities need an NVMe controller's arbitration; this device's front end has none"
+                    .into(),
+            ));
+        }
+    }
+    let scanned;
+    let volumes = match &spec.scanned {
+        Some(v) => v,
+        None => {
+            scanned = scan(spec)?.volumes;
+            &scanned
+        }
+    };
+    let ctl = dev.front();
+    let lba = ctl.lba_bytes() as u64;
+    let unit = (ctl.unit_bytes() as u64).max(lba);
+    volumes::plan(&volumes::PlanInput {
+        capacity: ctl.capacity_lbas() * lba / unit * unit,
+        unit,
+        device_queues: dev.queues(),
+        queues: spec.queues,
+        volumes,
+        offsets: &spec.volume_offsets,
+        stride: spec.volume_stride,
+        layout: spec.layout,
+        flows: spec.volume_flows.as_ref(),
+        name: spec.path.file_name().map_or_else(|| "trace".into(), |n| n.to_string_lossy().into_owned()),
+    })
+    .map_err(RunError::Replay)
 }
 
 /// Replays `spec` on `dev` and returns what the host measured, with the replay's counts in
@@ -168,7 +234,7 @@ pub fn replay(
     opts: &RunOptions,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<HostResults, RunError> {
-    check(dev, spec)?;
+    let plan = check(dev, spec)?;
     let reader = TraceReader::open(&spec.path, spec.read)?;
     let ctl = dev.front();
     let host = &dev.config().host;
@@ -181,24 +247,29 @@ pub fn replay(
         max_transfer: (host.max_transfer.bytes() / lba * lba).max(lba),
         offsets: spec.volume_offsets.clone(),
         stride: spec.volume_stride,
+        regions: plan.regions.clone(),
         align: spec.align,
     };
-    let queues = spec.queues.min(dev.queues()).max(1);
-    let session = Rc::new(Session::open(dev, queues, SimDuration::ZERO, opts)?);
-    // One flow, the whole trace (its volumes are not yet flows of their own).
-    let name = spec.path.file_name().map_or_else(|| "trace".into(), |n| n.to_string_lossy().into_owned());
-    let flow = crate::run::FlowMetrics {
-        queues: (1..=queues as u16).collect(),
-        ..crate::run::FlowMetrics::new(name)
-    };
-    session.results.borrow_mut().flows = vec![flow];
+    let queues = plan.queues;
+    let session = Rc::new(Session::open_with(dev, queues, &plan.priorities, SimDuration::ZERO, opts)?);
+    // One flow for the whole trace (on every queue), or one per volume (or group of volumes).
+    session.results.borrow_mut().flows = plan
+        .flows
+        .iter()
+        .map(|f| crate::run::FlowMetrics {
+            queues: f.queue.map_or_else(|| (1..=queues as u16).collect(), |q| vec![q]),
+            ..crate::run::FlowMetrics::new(f.name.clone())
+        })
+        .collect();
     let cx = session.cx.clone();
-    let stats = ReplayStats::new(&spec.path, &reader, spec.mode, spec.align);
+    let mut stats = ReplayStats::new(&spec.path, &reader, spec.mode, spec.align);
+    stats.layout = Some(plan.report.clone());
     let r = Rc::new(Replay {
         session: session.clone(),
         reader: RefCell::new(reader),
         map,
         spec: spec.clone(),
+        plan,
         stats: RefCell::new(stats),
         pending: RefCell::new(VecDeque::new()),
         error: RefCell::new(None),
@@ -260,6 +331,7 @@ impl Replay {
                     match rec.op {
                         TraceOp::Flush => st.skipped_flushes += 1,
                         _ if rec.len == 0 => st.skipped_zero_length += 1,
+                        _ if self.route(rec.volume).0.is_none() => st.dropped += 1,
                         _ => return Some(rec),
                     }
                 }
@@ -280,22 +352,26 @@ impl Replay {
         m.pieces.into_iter().map(|(o, n)| (op, o, n, rec.volume)).collect()
     }
 
+    /// A volume's flow (`None`: dropped) and placement identifier. A volume the plan has not
+    /// seen (the trace changed since it was scanned) goes to the first flow.
+    fn route(&self, volume: u32) -> (Option<u32>, Option<u16>) {
+        self.plan.route.get(&volume).copied().unwrap_or((Some(0), None))
+    }
+
     fn io(&self, (op, offset, len, volume): Command) -> Io {
         let n = self.issued.get();
         self.issued.set(n + 1);
         let queues = self.session.results.borrow().queues as u64;
-        Io {
-            clone: 0,
-            flow: 0,
-            qid: (n % queues) as u16 + 1,
-            op,
-            offset,
-            len,
-            placement: match self.spec.pid_per_volume {
-                true if op == IoOp::Write => Some(firmware::hil::Placement::Pid(volume as u16)),
-                _ => self.spec.placement,
-            },
-        }
+        let (flow, pid) = self.route(volume);
+        let flow = flow.unwrap_or(0);
+        let qid = self.plan.flows[flow as usize].queue.unwrap_or((n % queues) as u16 + 1);
+        let placement = match (pid, self.spec.pid_per_volume) {
+            _ if op != IoOp::Write => self.spec.placement,
+            (Some(p), _) => Some(firmware::hil::Placement::Pid(p)),
+            (None, true) => Some(firmware::hil::Placement::Pid(volume as u16)),
+            (None, false) => self.spec.placement,
+        };
+        Io { clone: 0, flow, qid, op, offset, len, placement }
     }
 
     /// Timed mode: issue each record at its (scaled) timestamp.

@@ -2,6 +2,8 @@
 //! line at the end, nothing to replay, timestamps running backwards) is known before a device
 //! is built and aged for it, not after a replay of the rest.
 
+use std::collections::BTreeMap;
+
 use super::ReplaySpec;
 use crate::trace::{TraceError, TraceOp, TraceReader};
 
@@ -26,6 +28,18 @@ pub struct TraceScan {
     pub backwards: u64,
     /// The line of the first of them.
     pub first_backwards_line: Option<u64>,
+    /// Per volume, the requests it has and its footprint: the largest end (offset + length)
+    /// of its requests, bytes, as the trace addresses them (what a per-volume region needs).
+    pub volumes: BTreeMap<u32, VolumeScan>,
+}
+
+/// One volume of a scanned trace.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct VolumeScan {
+    /// Its requests (records that become commands).
+    pub requests: u64,
+    /// The largest end (offset + length) of its requests, bytes.
+    pub footprint: u64,
 }
 
 /// Reads the whole trace `spec` names once, as a replay would (same format, same bad-line
@@ -48,6 +62,9 @@ fn scan_reader(mut reader: TraceReader, max_records: Option<u64>) -> Result<Trac
             _ if rec.len == 0 => s.zero_length += 1,
             _ => {
                 s.requests += 1;
+                let v = s.volumes.entry(rec.volume).or_default();
+                v.requests += 1;
+                v.footprint = v.footprint.max(rec.offset.saturating_add(rec.len));
                 // As the timed dispatcher reads them: no timestamp keeps the last one.
                 let t = rec.time_ns.unwrap_or(last);
                 if t < last {
@@ -88,6 +105,7 @@ mod tests {
             zero_length: 1,
             backwards: 2,
             first_backwards_line: Some(3),
+            volumes: [(0, VolumeScan { requests: 4, footprint: 32 * 512 })].into(),
             ..TraceScan::default()
         };
         assert_eq!(s, want);

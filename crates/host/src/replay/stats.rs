@@ -67,6 +67,9 @@ pub struct ReplayStats {
     pub skipped_flushes: u64,
     /// Zero-length records (not replayed).
     pub skipped_zero_length: u64,
+    /// Records of volumes dropped (`--other-volumes drop`; not replayed).
+    #[serde(default)]
+    pub dropped: u64,
     /// Bad lines skipped (`--skip-bad-lines`).
     pub bad_lines_skipped: u64,
     /// Records whose address was wrapped into the logical capacity or moved to end there.
@@ -91,6 +94,9 @@ pub struct ReplayStats {
     pub lag_max_us: f64,
     /// Per volume (ASU, disk or device number), from the trace.
     pub volumes: BTreeMap<u32, VolumeStats>,
+    /// Where the volumes went and which flows they made.
+    #[serde(default)]
+    pub layout: Option<super::LayoutReport>,
 }
 
 impl ReplayStats {

@@ -204,9 +204,10 @@ pub struct ReplayArgs {
     /// every volume starts at 0).
     #[arg(long, value_name = "BYTES", requires = "trace")]
     pub volume_stride: Option<sim::ByteSize>,
-    /// Queue pairs the replay spreads its commands over (round robin).
-    #[arg(long, default_value_t = 8, requires = "trace")]
-    pub queues: u32,
+    /// Queue pairs the replay spreads its commands over (round robin). Default: 8; with volume
+    /// flows, one per flow up to the device's queues (flows beyond share them round robin).
+    #[arg(long, requires = "trace")]
+    pub queues: Option<u32>,
     /// Stop after this many records.
     #[arg(long, value_name = "N", requires = "trace")]
     pub max_records: Option<u64>,
@@ -218,6 +219,50 @@ pub struct ReplayArgs {
     /// a multi-volume trace (SPC ASUs, MSR disks, blkparse devices) as FDP streams.
     #[arg(long, requires = "trace", conflicts_with = "placement")]
     pub pid_per_volume: bool,
+    /// Each volume of the trace a flow of its own: its own queue pair and its own figures in
+    /// the report's flows and the flow table.
+    #[arg(long, requires = "trace")]
+    pub volume_flows: bool,
+    /// A volume as a flow of its own, with its settings: 3, 3:pid=1, 3:priority=urgent,
+    /// 3:pid=1,priority=high (repeatable; implies --volume-flows). priority: urgent, high,
+    /// medium or low (weighted round robin arbitration, host.arbitration.kind = "weighted").
+    #[arg(long, value_name = "VOL[:pid=N,priority=CLASS]", requires = "trace")]
+    pub volume: Vec<String>,
+    /// A TOML file of volume settings, e.g. `other = "group"` then `[volume.3]` with `pid = 1`
+    /// and `priority = "urgent"` (implies --volume-flows; --volume adds to it).
+    #[arg(long, value_name = "FILE", requires = "trace")]
+    pub volume_file: Option<PathBuf>,
+    /// Volumes not named by --volume or --volume-file: each its own flow (flows, the default),
+    /// one flow together (group), or not replayed (drop). Implies --volume-flows.
+    #[arg(long, value_enum, value_name = "WHAT", requires = "trace")]
+    pub other_volumes: Option<OthersArg>,
+    /// Where the volumes go on the device: offsets (at --volume-offset / --volume-stride, by
+    /// default all at 0: they fold onto the same addresses) or footprint (each its own region,
+    /// sized by its largest offset, packed and 1 MiB aligned).
+    #[arg(long, value_enum, default_value_t = LayoutArg::Offsets, requires = "trace")]
+    pub layout: LayoutArg,
+    /// With --layout footprint: scale the regions down by one factor so that they fit the
+    /// device (addresses past a scaled region fold into it).
+    #[arg(long, requires = "trace")]
+    pub fit: bool,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OthersArg {
+    /// Each its own flow.
+    Flows,
+    /// One flow together, `others`.
+    Group,
+    /// Not replayed (counted as dropped).
+    Drop,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LayoutArg {
+    /// Base offsets (--volume-offset, --volume-stride; default all at 0), folded into the device.
+    Offsets,
+    /// Each volume its own region sized by its footprint.
+    Footprint,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]

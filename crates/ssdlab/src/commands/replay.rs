@@ -1,13 +1,15 @@
 //! `ssdlab replay TRACE [DEVICE]` (and `ssdlab run --trace FILE`): replay a block trace.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
-use host::replay::{Align, ReplayMode, ReplaySpec};
+use firmware::hil::Priority;
+use host::replay::{Align, Layout, Others, ReplayMode, ReplaySpec, VolumeFlows, VolumeScan, VolumeSettings};
 use host::trace::ReadOptions;
 
 use super::run::{Workload, execute};
-use crate::cli::{AlignArg, ReplayArgs, ReplayCmd, ReplayModeArg};
+use crate::cli::{AlignArg, LayoutArg, OthersArg, ReplayArgs, ReplayCmd, ReplayModeArg};
 
 pub fn run(a: ReplayCmd) -> Result<()> {
     let workload = Workload::Trace(Box::new(spec(&a.trace, &a.replay)?));
@@ -49,7 +51,17 @@ pub(crate) fn spec(path: &Path, a: &ReplayArgs) -> Result<ReplaySpec> {
         s.volume_offsets.insert(vol, bytes.bytes());
     }
     s.volume_stride = a.volume_stride.map_or(0, |b| b.bytes());
-    s.queues = a.queues;
+    s.layout = match (a.layout, a.fit) {
+        (LayoutArg::Offsets, true) => bail!("--fit scales regions: add --layout footprint"),
+        (LayoutArg::Offsets, false) => Layout::Offsets,
+        (LayoutArg::Footprint, fit) => Layout::Footprint { fit },
+    };
+    s.volume_flows = volume_flows(a)?;
+    s.queues = match (a.queues, &s.volume_flows) {
+        (Some(q), _) => q,
+        (None, None) => 8,
+        (None, Some(_)) => u32::MAX,
+    };
     if a.max_records == Some(0) {
         bail!("--max-records must be at least 1");
     }
@@ -60,11 +72,110 @@ pub(crate) fn spec(path: &Path, a: &ReplayArgs) -> Result<ReplaySpec> {
     Ok(s)
 }
 
+/// The volumes as flows the flags and the volume file describe (`None`: one flow).
+fn volume_flows(a: &ReplayArgs) -> Result<Option<VolumeFlows>> {
+    let mut f = VolumeFlows::default();
+    let mut others = None;
+    if let Some(path) = &a.volume_file {
+        let (o, volumes) = volume_file(path)?;
+        others = o;
+        f.volumes = volumes;
+    }
+    for v in &a.volume {
+        let (vol, settings) = v.split_once(':').unwrap_or((v, ""));
+        let vol: u32 = vol.trim().parse().map_err(|_| {
+            anyhow::anyhow!(
+                "--volume {v}: bad volume number '{vol}' (expected e.g. 3 or 3:pid=1,priority=high)"
+            )
+        })?;
+        let s = f.volumes.entry(vol).or_default();
+        for kv in settings.split(',').map(str::trim).filter(|kv| !kv.is_empty()) {
+            let Some((k, val)) = kv.split_once('=') else {
+                bail!("--volume {v}: expected KEY=VALUE, got '{kv}' (keys: pid, priority)");
+            };
+            match k.trim() {
+                "pid" => {
+                    s.pid = Some(
+                        val.trim().parse().map_err(|_| anyhow::anyhow!("--volume {v}: bad pid '{val}'"))?,
+                    )
+                }
+                "priority" => {
+                    s.priority = Some(priority(val.trim()).with_context(|| format!("--volume {v}"))?)
+                }
+                k => bail!("--volume {v}: unknown key '{k}' (keys: pid, priority)"),
+            }
+        }
+    }
+    let others = match a.other_volumes {
+        Some(OthersArg::Flows) => Some(Others::Flows),
+        Some(OthersArg::Group) => Some(Others::Group),
+        Some(OthersArg::Drop) => Some(Others::Drop),
+        None => others,
+    };
+    if !a.volume_flows && a.volume.is_empty() && a.volume_file.is_none() && others.is_none() {
+        return Ok(None);
+    }
+    f.others = others.unwrap_or_default();
+    Ok(Some(f))
+}
+
+/// A queue priority class by name.
+fn priority(word: &str) -> Result<Priority> {
+    Ok(match word {
+        "urgent" => Priority::Urgent,
+        "high" => Priority::High,
+        "medium" => Priority::Medium,
+        "low" => Priority::Low,
+        _ => bail!("unknown priority '{word}' (urgent, high, medium or low)"),
+    })
+}
+
+/// `--volume-file`: `other = "flows" | "group" | "drop"` and `[volume.N]` tables of `pid` and
+/// `priority`.
+fn volume_file(path: &Path) -> Result<(Option<Others>, BTreeMap<u32, VolumeSettings>)> {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct File {
+        other: Option<String>,
+        #[serde(default)]
+        volume: BTreeMap<String, Entry>,
+    }
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Entry {
+        pid: Option<u16>,
+        priority: Option<String>,
+    }
+    let name = path.display();
+    let text = std::fs::read_to_string(path).with_context(|| format!("--volume-file {name}"))?;
+    let file: File = toml::from_str(&text).map_err(|e| {
+        let line = e.span().map_or(0, |s| text[..s.start.min(text.len())].lines().count().max(1));
+        anyhow::anyhow!("{name}:{line}: {}", e.message().trim())
+    })?;
+    let others = match file.other.as_deref() {
+        None => None,
+        Some("flows") => Some(Others::Flows),
+        Some("group") => Some(Others::Group),
+        Some("drop") => Some(Others::Drop),
+        Some(w) => bail!("{name}: other = '{w}': expected flows, group or drop"),
+    };
+    let mut volumes = BTreeMap::new();
+    for (k, e) in file.volume {
+        let v: u32 = k.parse().map_err(|_| anyhow::anyhow!("{name}: [volume.{k}]: not a volume number"))?;
+        let priority = match e.priority.as_deref() {
+            Some(w) => Some(priority(w).with_context(|| format!("{name}: [volume.{k}]"))?),
+            None => None,
+        };
+        volumes.insert(v, VolumeSettings { pid: e.pid, priority });
+    }
+    Ok((others, volumes))
+}
+
 /// Reads the whole trace once, before the device is built: a bad line anywhere fails now (not
 /// after a replay of everything before it) and a trace with nothing to replay is an error.
 /// Returns the warnings to give once every check has passed: skipped bad lines and (timed)
 /// timestamps running backwards.
-pub(crate) fn prescan(spec: &ReplaySpec) -> Result<Vec<String>> {
+pub(crate) fn prescan(spec: &ReplaySpec) -> Result<(Vec<String>, BTreeMap<u32, VolumeScan>)> {
     let s = host::replay::scan(spec)?;
     let file = spec.path.display();
     let skipped = || {
@@ -96,7 +207,7 @@ pub(crate) fn prescan(spec: &ReplaySpec) -> Result<Vec<String>> {
              a timed replay issues them at once"
         ));
     }
-    Ok(warnings)
+    Ok((warnings, s.volumes))
 }
 
 /// `1 record`, `2 records`.

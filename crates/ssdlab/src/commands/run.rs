@@ -36,8 +36,9 @@ pub(crate) enum Workload {
 }
 
 impl Workload {
-    /// Fails if the workload cannot run on `sys` (checked before the device is aged).
-    pub(crate) fn check(&self, sys: &dyn System) -> Result<(), ssdlab::SimulateError> {
+    /// Fails if the workload cannot run on `sys` (checked before the device is aged); returns
+    /// the lines to print before it runs (a trace's volume layout, its warnings).
+    pub(crate) fn check(&self, sys: &dyn System) -> Result<Vec<String>, ssdlab::SimulateError> {
         match self {
             Workload::Jobs { jobs, default } => {
                 host::run::check(sys, jobs)?;
@@ -47,9 +48,22 @@ impl Workload {
                     job.check_size(capacity).map_err(host::run::RunError::Job)?;
                 }
             }
-            Workload::Trace(spec) => host::replay::check(sys, spec)?,
+            Workload::Trace(spec) => {
+                let plan = host::replay::check(sys, spec)?;
+                let mut lines = plan.lines(12);
+                let weighted =
+                    matches!(sys.config().host.arbitration, firmware::hil::Arbitration::Weighted { .. });
+                if !plan.priorities.is_empty() && !weighted {
+                    lines.push(
+                        "warning: volume priorities are set but the device arbitrates round robin, which has no \
+                         classes: add --set host.arbitration.kind=weighted"
+                            .into(),
+                    );
+                }
+                return Ok(lines);
+            }
         }
-        Ok(())
+        Ok(Vec::new())
     }
 }
 
@@ -76,7 +90,9 @@ pub(crate) fn execute(
     let store = named_device::store(common)?;
     let alone = match workload {
         _ if !alone => None,
-        Workload::Trace(_) => bail!("--alone runs each job by itself; a trace replay is one flow"),
+        Workload::Trace(_) => bail!(
+            "--alone runs each job by itself; it is not available for trace replays (their volume flows share one trace)"
+        ),
         Workload::Jobs { jobs, .. } if jobs.len() < 2 => {
             bail!("--alone needs two or more jobs (a job file with several sections); this run has one")
         }
@@ -87,13 +103,20 @@ pub(crate) fn execute(
     };
     let (mut cfg, start, note) = starting(device, start_args)?;
     cfg.ftl.bypass |= ftl_bypass;
-    let warnings = match workload {
-        Workload::Trace(spec) => super::replay::prescan(spec)?,
-        Workload::Jobs { .. } => Vec::new(),
+    let scanned;
+    let (warnings, workload) = match workload {
+        Workload::Trace(spec) => {
+            let (warnings, volumes) = super::replay::prescan(spec)?;
+            let mut spec = spec.clone();
+            spec.scanned = Some(volumes);
+            scanned = Workload::Trace(spec);
+            (warnings, &scanned)
+        }
+        Workload::Jobs { .. } => (Vec::new(), workload),
     };
     let rig = prepare(&cfg, &store, common.seed, start, &mut |sys| {
-        workload.check(sys)?;
-        for line in warnings.iter().chain(&note) {
+        let layout = workload.check(sys)?;
+        for line in warnings.iter().chain(&note).chain(&layout) {
             eprintln!("{line}");
         }
         Ok(())

@@ -17,6 +17,7 @@ mod pts;
 mod regressions;
 mod reliability;
 mod replay;
+mod replay_volumes;
 mod serve;
 mod serve_fs;
 mod serve_start;
