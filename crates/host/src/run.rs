@@ -251,7 +251,8 @@ pub fn check(dev: &dyn System, jobs: &[JobSpec]) -> Result<(), RunError> {
         ));
     }
     crate::zbd::ZoneBook::check(dev, jobs)?;
-    queue_kinds(dev, jobs)?;
+    let clones: u32 = jobs.iter().map(|j| j.numjobs).sum();
+    queue_plan(dev, jobs, clones.min(dev.queues()).max(1))?;
     Ok(())
 }
 
@@ -265,13 +266,42 @@ fn queue_kinds(dev: &dyn System, jobs: &[JobSpec]) -> Result<Vec<QueueKind>, Run
         let isolation = |why: String| RunError::Isolation(format!("job {}: {why}", j.name));
         if j.queue_priority.is_some() && !weighted {
             return Err(isolation(
-                "queue_priority needs weighted round robin arbitration (set hil.arbitration = { weighted = { high = 4, medium = 2, low = 1 } } or the like)".into(),
+                "queue_priority needs weighted round robin arbitration (set host.arbitration = { kind = \"weighted\" })".into(),
             ));
         }
         let planes = j.confine.planes_on(&cfg.geometry).map_err(isolation)?;
         kinds.push(QueueKind { priority: j.queue_priority.unwrap_or_default(), planes });
     }
     Ok(kinds)
+}
+
+/// Each of `queues` queues' kind, from the clones it serves (clone `i` of the run, jobs' clones
+/// in order, uses queue `i % queues + 1`): clones that share a queue (more clones than queues)
+/// must want the same class and planes.
+fn queue_plan(dev: &dyn System, jobs: &[JobSpec], queues: u32) -> Result<Vec<QueueKind>, RunError> {
+    let job_kinds = queue_kinds(dev, jobs)?;
+    let clones: Vec<usize> =
+        jobs.iter().enumerate().flat_map(|(j, s)| std::iter::repeat_n(j, s.numjobs as usize)).collect();
+    let mut kinds: Vec<Option<(usize, QueueKind)>> = vec![None; queues as usize];
+    for (i, &job) in clones.iter().enumerate() {
+        let q = i % queues as usize;
+        let want = &job_kinds[job];
+        match &kinds[q] {
+            None => kinds[q] = Some((job, want.clone())),
+            Some((other, k)) if k != want => {
+                return Err(RunError::Isolation(format!(
+                    "jobs {} and {} share queue {} (the device has {} I/O queues for {} clones) but ask for different queue_priority or channels/ways/dies/planes; raise host.queues or lower numjobs",
+                    jobs[*other].name,
+                    jobs[job].name,
+                    q + 1,
+                    dev.queues(),
+                    clones.len()
+                )));
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(kinds.into_iter().map(|k| k.map(|(_, k)| k).unwrap_or_default()).collect())
 }
 
 /// Registers, before the device is aged, where a fill places the data of each confined job:
@@ -325,29 +355,7 @@ pub fn run_jobs_with(
     let legacy = opts.interface.is_legacy();
     let queues = if legacy { 1 } else { (instances.len() as u32).min(dev.queues()).max(1) };
     let ramp = instances.iter().map(|i| i.stream.spec().ramp_time).max().unwrap_or_default();
-    // Each queue's kind, from the clones it serves: clones that share a queue (more clones
-    // than queues) must want the same class and planes.
-    let job_kinds = queue_kinds(dev, jobs)?;
-    let mut kinds: Vec<Option<(usize, QueueKind)>> = vec![None; queues as usize];
-    for (i, inst) in instances.iter().enumerate() {
-        let q = i % queues as usize;
-        let want = &job_kinds[inst.job];
-        match &kinds[q] {
-            None => kinds[q] = Some((inst.job, want.clone())),
-            Some((other, k)) if k != want => {
-                return Err(RunError::Isolation(format!(
-                    "jobs {} and {} share queue {} (the device has {} I/O queues for {} clones) but ask for different queue_priority or channels/ways/dies/planes; raise hil.queues or lower numjobs",
-                    jobs[*other].name,
-                    jobs[inst.job].name,
-                    q + 1,
-                    dev.queues(),
-                    instances.len()
-                )));
-            }
-            Some(_) => {}
-        }
-    }
-    let kinds: Vec<QueueKind> = kinds.into_iter().map(|k| k.map(|(_, k)| k).unwrap_or_default()).collect();
+    let kinds = queue_plan(dev, jobs, queues)?;
     let session = Rc::new(Session::open_with(dev, queues, &kinds, ramp, opts)?);
     let zones = match jobs.iter().any(|j| j.zbd.is_some()) {
         true => Some(Rc::new(crate::zbd::ZoneBook::read(dev, jobs)?)),

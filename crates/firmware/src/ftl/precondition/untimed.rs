@@ -150,6 +150,11 @@ impl FtlInner {
                         let sets = self.sets.borrow();
                         alloc.user_plane_in(0, set, &blocks, hard, &|_| 0, &|p| sets.admits(set, p))
                     }
+                    // Beside confined ranges, the rest of the fill goes where there is most
+                    // room, so that it does not crowd the confined planes out.
+                    (Stream::User, None) if self.sets.borrow().has_fill() => (0..blocks.planes())
+                        .filter(|&p| alloc.has_room(Stream::User, p, &blocks, hard))
+                        .max_by_key(|&p| blocks.free_count(p)),
                     (Stream::User, None) => alloc.user_plane(&blocks, hard, &|_| 0, &|_| true),
                     (_, None) => alloc.mapping_plane(&blocks),
                 };
@@ -165,6 +170,11 @@ impl FtlInner {
             for p in 0..planes {
                 self.fast_gc(p)?;
             }
+        }
+        if set != 0 {
+            return Err(PreconditionError::TooFull(format!(
+                "a confined job's planes (NVM set {set}) cannot hold its region beside the rest of the fill; confine it to more planes or give it a smaller size"
+            )));
         }
         Err(PreconditionError::TooFull(format!("no free {stream:?} page even after GC")))
     }
