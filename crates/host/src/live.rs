@@ -240,8 +240,10 @@ impl LiveHost {
         let mut queues = self.queues.lock().await;
         let qid = (1..=self.max_queues).min_by_key(|&q| (queues[usize::from(q)], q)).expect("at least one");
         if queues[usize::from(qid)] == 0 {
-            let created =
-                self.ctl.admin(AdminCommand::CreateIoQueue { qid, priority: Priority::Medium }).await;
+            let created = self
+                .ctl
+                .admin(AdminCommand::CreateIoQueue { qid, priority: Priority::Medium, nvm_set: 0 })
+                .await;
             if created != AdminResult::Done {
                 self.connections.set(self.connections.get() - 1);
                 return Err(AttachError::Queue { qid, why: format!("{created:?}") });

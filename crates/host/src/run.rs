@@ -15,7 +15,7 @@ use sim::{Deadlock, SimDuration, SimTime};
 
 use crate::interface::HostInterface;
 use crate::series::Series;
-use crate::session::{Io, Session};
+use crate::session::{Io, QueueKind, Session};
 use crate::workload::{IoOp, JobError, JobSpec, JobStream, check_jobs, instantiate};
 
 /// What one direction measured.
@@ -228,6 +228,9 @@ pub enum RunError {
     /// A `zonemode=zbd` job cannot run on the device.
     #[error("zonemode=zbd: {0}")]
     Zones(String),
+    /// A job's isolation knobs (confinement, queue priority) cannot work on this device.
+    #[error("{0}")]
+    Isolation(String),
 }
 
 /// Checks that `jobs` can run on `dev`, as [`run_jobs_with`] does before it starts them, without
@@ -250,6 +253,79 @@ pub fn check(dev: &dyn System, jobs: &[JobSpec]) -> Result<(), RunError> {
         ));
     }
     crate::zbd::ZoneBook::check(dev, jobs)?;
+    let clones: u32 = jobs.iter().map(|j| j.numjobs).sum();
+    queue_plan(dev, jobs, clones.min(dev.queues()).max(1))?;
+    Ok(())
+}
+
+/// Each job's queue kind: its priority class (which needs weighted arbitration) and the planes
+/// it is confined to; errors in one line name the job and the option.
+fn queue_kinds(dev: &dyn System, jobs: &[JobSpec]) -> Result<Vec<QueueKind>, RunError> {
+    let cfg = dev.config();
+    let weighted = !matches!(cfg.host.arbitration, firmware::hil::Arbitration::RoundRobin);
+    let mut kinds = Vec::with_capacity(jobs.len());
+    for j in jobs {
+        let isolation = |why: String| RunError::Isolation(format!("job {}: {why}", j.name));
+        if j.queue_priority.is_some() && !weighted {
+            return Err(isolation(
+                "queue_priority needs weighted round robin arbitration (set host.arbitration = { kind = \"weighted\" })".into(),
+            ));
+        }
+        let planes = j.confine.planes_on(&cfg.geometry).map_err(isolation)?;
+        kinds.push(QueueKind { priority: j.queue_priority.unwrap_or_default(), planes });
+    }
+    Ok(kinds)
+}
+
+/// Each of `queues` queues' kind, from the clones it serves (clone `i` of the run, jobs' clones
+/// in order, uses queue `i % queues + 1`): clones that share a queue (more clones than queues)
+/// must want the same class and planes.
+fn queue_plan(dev: &dyn System, jobs: &[JobSpec], queues: u32) -> Result<Vec<QueueKind>, RunError> {
+    let job_kinds = queue_kinds(dev, jobs)?;
+    let clones: Vec<usize> =
+        jobs.iter().enumerate().flat_map(|(j, s)| std::iter::repeat_n(j, s.numjobs as usize)).collect();
+    let mut kinds: Vec<Option<(usize, QueueKind)>> = vec![None; queues as usize];
+    for (i, &job) in clones.iter().enumerate() {
+        let q = i % queues as usize;
+        let want = &job_kinds[job];
+        match &kinds[q] {
+            None => kinds[q] = Some((job, want.clone())),
+            Some((other, k)) if k != want => {
+                return Err(RunError::Isolation(format!(
+                    "jobs {} and {} share queue {} (the device has {} I/O queues for {} clones) but ask for different queue_priority or channels/ways/dies/planes; raise host.queues or lower numjobs",
+                    jobs[*other].name,
+                    jobs[job].name,
+                    q + 1,
+                    dev.queues(),
+                    clones.len()
+                )));
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(kinds.into_iter().map(|k| k.map(|(_, k)| k).unwrap_or_default()).collect())
+}
+
+/// Registers, before the device is aged, where a fill places the data of each confined job:
+/// its region on its planes (so that a confined flow reads what is on its planes from the
+/// start). Jobs that are not confined leave the fill as it is.
+pub fn confine_fill(dev: &dyn System, jobs: &[JobSpec]) -> Result<(), RunError> {
+    let kinds = queue_kinds(dev, jobs)?;
+    if kinds.iter().all(|k| k.planes.is_none()) {
+        return Ok(());
+    }
+    let front = dev.front();
+    let lba = front.lba_bytes() as u64;
+    let capacity = front.capacity_lbas() * lba;
+    let instances = instantiate(jobs, capacity, front.lba_bytes(), 0)?;
+    for inst in &instances {
+        if let Some(planes) = &kinds[inst.job].planes {
+            let r = inst.stream.region();
+            front
+                .confine_fill(planes, r.start / lba..r.end.div_ceil(lba))
+                .map_err(|e| RunError::Isolation(format!("job {}: {e}", jobs[inst.job].name)))?;
+        }
+    }
     Ok(())
 }
 
@@ -281,7 +357,8 @@ pub fn run_jobs_with(
     let legacy = opts.interface.is_legacy();
     let queues = if legacy { 1 } else { (instances.len() as u32).min(dev.queues()).max(1) };
     let ramp = instances.iter().map(|i| i.stream.spec().ramp_time).max().unwrap_or_default();
-    let session = Rc::new(Session::open(dev, queues, ramp, opts)?);
+    let kinds = queue_plan(dev, jobs, queues)?;
+    let session = Rc::new(Session::open_with(dev, queues, &kinds, ramp, opts)?);
     let zones = match jobs.iter().any(|j| j.zbd.is_some()) {
         true => Some(Rc::new(crate::zbd::ZoneBook::read(dev, jobs)?)),
         false => None,

@@ -35,6 +35,14 @@ pub(crate) struct Io {
     pub placement: Option<firmware::hil::Placement>,
 }
 
+/// How a queue pair is created: its arbitration class and the planes its writes go to.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct QueueKind {
+    pub priority: firmware::hil::Priority,
+    /// The NVM set's planes (`None`: the whole array).
+    pub planes: Option<Vec<u32>>,
+}
+
 /// A run in progress.
 pub(crate) struct Session {
     pub front: Front,
@@ -64,28 +72,32 @@ impl Session {
         ramp: SimDuration,
         opts: &RunOptions,
     ) -> Result<Session, RunError> {
-        Self::open_with(dev, queues, &Default::default(), ramp, opts)
+        Session::open_with(dev, queues, &[], ramp, opts)
     }
 
-    /// [`Session::open`], the queues in `priorities` (re)created in the class given there
-    /// (weighted round robin arbitration); the others in the default class.
+    /// [`open`](Self::open), queue `q` created as `kinds[q - 1]` says (its arbitration class
+    /// and the planes its writes are confined to; medium and unconfined beyond the list).
     pub fn open_with(
         dev: &dyn System,
         queues: u32,
-        priorities: &std::collections::BTreeMap<u16, firmware::hil::Priority>,
+        kinds: &[QueueKind],
         ramp: SimDuration,
         opts: &RunOptions,
     ) -> Result<Session, RunError> {
         let front = dev.front();
         let c = front.clone();
-        let priorities = priorities.clone();
+        let kinds = kinds.to_vec();
         let created = dev.sim().block_on(async move {
             for q in 1..=queues as u16 {
-                match priorities.get(&q) {
-                    Some(&p) => c.create_queue_with(q, p).await.map_err(|r| (q, r))?,
-                    None if !c.has_queue(q) => c.create_queue(q).await.map_err(|r| (q, r))?,
-                    None => {}
-                }
+                let r = match kinds.get(q as usize - 1) {
+                    // A class or a set: (re)created so that it has them.
+                    Some(k) if k.priority != firmware::hil::Priority::Medium || k.planes.is_some() => {
+                        c.create_queue_with(q, k.priority, k.planes.as_deref()).await
+                    }
+                    _ if c.has_queue(q) => Ok(()),
+                    _ => c.create_queue(q).await,
+                };
+                r.map_err(|r| (q, r))?;
             }
             Ok(())
         })?;

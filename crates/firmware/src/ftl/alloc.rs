@@ -33,6 +33,9 @@ pub struct Allocator {
     gc_per_handle: bool,
     /// FDP: each handle's placement cursor (empty without FDP: the policy keeps its own).
     cursors: Vec<u64>,
+    /// NVM sets: the placement cursor of each (handle, set) with a set, so that each set's
+    /// pages stripe over its own planes (set 0 uses the cursors above).
+    set_cursors: std::collections::BTreeMap<(u16, u8), u64>,
 }
 
 /// Whose write frontier a page comes from: a stream's and, under FDP, a reclaim unit handle's
@@ -79,6 +82,7 @@ impl Allocator {
             handles: 0,
             gc_per_handle: false,
             cursors: Vec::new(),
+            set_cursors: Default::default(),
         }
     }
 
@@ -240,14 +244,16 @@ impl Allocator {
         die_load: &dyn Fn(DieIdx) -> u32,
         admitted: &dyn Fn(u32) -> bool,
     ) -> Option<u32> {
-        self.user_plane_in(0, blocks, hard_free, die_load, admitted)
+        self.user_plane_in(0, 0, blocks, hard_free, die_load, admitted)
     }
 
     /// [`user_plane`](Self::user_plane) for FDP reclaim unit handle `handle` (its own frontiers
-    /// and its own turn in the placement policy).
+    /// and its own turn in the placement policy) and NVM set `set` (0: the whole array; a set
+    /// has its own turn too, `admitted` keeps to its planes).
     pub fn user_plane_in(
         &mut self,
         handle: u16,
+        set: u8,
         blocks: &BlockManager,
         hard_free: u32,
         die_load: &dyn Fn(DieIdx) -> u32,
@@ -258,6 +264,16 @@ impl Allocator {
             (open[p as usize].block.is_some() || blocks.free_count(p) > keep(Stream::User, hard_free))
                 && admitted(p)
         };
+        if set != 0 {
+            let saved = self.policy.cursor();
+            let start = self.cursors.get(handle as usize).copied().unwrap_or(saved);
+            let cursor = self.set_cursors.entry((handle, set)).or_insert(start);
+            self.policy.set_cursor(*cursor);
+            let p = self.policy.user_plane(&room, blocks, die_load);
+            *cursor = self.policy.cursor();
+            self.policy.set_cursor(saved);
+            return p;
+        }
         if self.cursors.is_empty() {
             return self.policy.user_plane(&room, blocks, die_load);
         }

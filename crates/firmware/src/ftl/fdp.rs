@@ -86,29 +86,47 @@ impl Default for FdpConfig {
     }
 }
 
-/// Where one unit of host data goes under FDP: a reclaim unit handle, and the reclaim group the
-/// placement identifier named (`None`: any). Packed in 16 bits (a cache line keeps one).
+/// Where one unit of host data goes: under FDP a reclaim unit handle and the reclaim group the
+/// placement identifier named (`None`: any), and the NVM set of the queue the write came
+/// through (0: the whole array; see `sets`). Three bytes (a cache line keeps one in its
+/// padding). Ordered by set, then group, then handle.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Placed(u16);
+pub struct Placed {
+    set: u8,
+    /// The group plus one (0: any group).
+    group: u8,
+    handle: u8,
+}
 
 impl Placed {
-    /// Handle 0, any group: writes without a placement identifier, and every write without FDP.
-    pub const DEFAULT: Placed = Placed(0);
+    /// Handle 0, any group, the whole array: writes without a placement identifier, and every
+    /// write without FDP or NVM sets.
+    pub const DEFAULT: Placed = Placed { set: 0, group: 0, handle: 0 };
 
     /// Handle `handle` (below 256) in group `group` (below 255), or in any group.
     pub fn new(handle: u16, group: Option<u32>) -> Placed {
-        let g = group.map_or(0, |g| g as u16 + 1);
-        Placed(g << 8 | handle)
+        let group = group.map_or(0, |g| g as u8 + 1);
+        Placed { set: 0, group, handle: handle as u8 }
+    }
+
+    /// The same placement confined to NVM set `set` (0: the whole array).
+    pub fn in_set(self, set: u8) -> Placed {
+        Placed { set, ..self }
     }
 
     /// The reclaim unit handle.
     pub fn handle(self) -> u16 {
-        self.0 & 0xff
+        self.handle as u16
     }
 
     /// The reclaim group, if the placement identifier named one.
     pub fn group(self) -> Option<u32> {
-        (self.0 >> 8).checked_sub(1).map(u32::from)
+        self.group.checked_sub(1).map(u32::from)
+    }
+
+    /// The NVM set (0: the whole array).
+    pub fn set(self) -> u8 {
+        self.set
     }
 }
 

@@ -10,6 +10,7 @@ use crate::ecc::{PageBytes, PageRead};
 use crate::fil::{FlashRequest, FlashStatus, PageWrite, TxnResult, TxnSource};
 use crate::ftl::alloc::{Lane, keep};
 use crate::ftl::blocks::Stream;
+use crate::ftl::fdp::Placed;
 use crate::ftl::state::FtlInner;
 use crate::ftl::waits::WaitKey;
 
@@ -192,7 +193,7 @@ impl FtlInner {
                 Some(w) if r.status == FlashStatus::ProgramFailed => write = w,
                 _ => return (page, r),
             }
-            page = self.alloc_page_in(lane, plane, None).await;
+            page = self.alloc_page_in(lane, plane, Placed::DEFAULT).await;
         }
     }
 
@@ -233,20 +234,22 @@ impl FtlInner {
     /// when a plane gains room for it (see [`gained_a_block`](Self::gained_a_block)), not at
     /// every erase.
     pub async fn alloc_page(&self, stream: Stream, plane: Option<u32>) -> PageIdx {
-        self.alloc_page_in(Lane::of(stream), plane, None).await
+        self.alloc_page_in(Lane::of(stream), plane, Placed::DEFAULT).await
     }
 
     /// [`alloc_page`](Self::alloc_page) from `lane`'s frontiers; a user page without a plane
-    /// goes to FDP reclaim group `group` if given. Host pages under FDP count towards their
+    /// goes to `place`'s FDP reclaim group if it names one, and to its NVM set's planes. Host pages under FDP count towards their
     /// handle's reclaim unit.
-    pub async fn alloc_page_in(&self, lane: Lane, plane: Option<u32>, group: Option<u32>) -> PageIdx {
+    pub async fn alloc_page_in(&self, lane: Lane, plane: Option<u32>, place: Placed) -> PageIdx {
         let stream = lane.stream;
         let hard = self.cfg.gc.hard_free;
         let mut waited = false;
         let fdp = self.cfg.fdp.as_ref();
-        let in_group = |p: u32| match (fdp, group) {
-            (Some(f), Some(g)) => f.group_of_plane(&self.geo, p) == g,
-            _ => true,
+        let in_group = |p: u32| {
+            (match (fdp, place.group()) {
+                (Some(f), Some(g)) => f.group_of_plane(&self.geo, p) == g,
+                _ => true,
+            }) && self.set_admits(place.set(), p)
         };
         loop {
             let got = {
@@ -268,7 +271,14 @@ impl FtlInner {
                                     || allowance[p as usize] > 0.0
                                     || !gc[p as usize])
                         };
-                        alloc.user_plane_in(lane.handle, blocks, hard, &|d| fil.die_load(d), &admitted)
+                        alloc.user_plane_in(
+                            lane.handle,
+                            place.set(),
+                            blocks,
+                            hard,
+                            &|d| fil.die_load(d),
+                            &admitted,
+                        )
                     }
                     (_, None) => alloc.mapping_plane(&blocks),
                 };

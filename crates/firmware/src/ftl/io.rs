@@ -31,6 +31,9 @@ pub struct UnitWrite {
     /// The FDP placement identifier of the write (the Data Placement directive's DSPEC), if it
     /// had one; the FTL ignores it without FDP.
     pub pid: Option<u16>,
+    /// The NVM set of the queue the write came through (0: the whole array): its data goes
+    /// only to the set's planes.
+    pub set: u8,
 }
 
 impl Ftl {
@@ -284,7 +287,7 @@ impl FtlInner {
         let (t0, before) = (self.cx.now(), ph.total());
         self.cx.compute(self.cfg.costs.lookup).await;
         self.stats.borrow_mut().host_units_written += 1;
-        let place = self.host_placed(w.pid);
+        let place = self.host_placed(w.pid).in_set(w.set);
         let full = w.first_sector == 0 && w.sectors == spu;
         let lpn = w.lpn;
         /// What the cache says about a write.

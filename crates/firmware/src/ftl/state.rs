@@ -80,6 +80,8 @@ pub(crate) struct FtlInner {
     pub zoned: Option<crate::ftl::zoned::Zoned>,
     /// Flexible Data Placement's state (`None` without FDP).
     pub fdp: Option<RefCell<crate::ftl::fdp::Fdp>>,
+    /// NVM sets: plane subsets host data can be confined to (none defined: no confinement).
+    pub sets: RefCell<crate::ftl::sets::Sets>,
 }
 
 impl Ftl {
@@ -157,6 +159,7 @@ impl Ftl {
                 rng: RefCell::new(rng),
                 zoned: cfg.zoned_ns().map(|z| crate::ftl::zoned::Zoned::new(cx, z, &geo, cfg.op)),
                 fdp,
+                sets: RefCell::default(),
                 unit_bytes: geo.unit_bytes() as usize,
                 logical,
                 payload,

@@ -66,9 +66,9 @@ impl FtlInner {
     pub(crate) fn maybe_flush(&self) {
         let limit = self.wb.policy.parallel();
         while self.wb.flushing.get() < limit && self.flush_wanted() {
-            let batch = match self.fdp {
-                None => self.cache.borrow().oldest_dirty(self.job_units()),
-                Some(_) => self.fdp_batch(self.job_units()),
+            let batch = match self.fdp.is_some() || self.sets.borrow().any() {
+                false => self.cache.borrow().oldest_dirty(self.job_units()),
+                true => self.fdp_batch(self.job_units()),
             };
             let (units, places) = self.claim(batch);
             if units.is_empty() {
@@ -110,7 +110,7 @@ impl FtlInner {
             return;
         }
         let upp = self.geo.units_per_page() as usize;
-        if self.fdp.is_some() {
+        if self.fdp.is_some() || self.sets.borrow().any() {
             // Group by placement (stable: each group keeps its LRU order).
             let mut both: Vec<_> = units.into_iter().zip(places).collect();
             both.sort_by_key(|(_, p)| *p);
@@ -124,7 +124,7 @@ impl FtlInner {
         let mut programs = Vec::with_capacity(pages);
         for (range, place) in &spans {
             let lane = Lane { stream: Stream::User, handle: place.handle() };
-            let page = self.alloc_page_in(lane, None, place.group()).await;
+            let page = self.alloc_page_in(lane, None, *place).await;
             // Queued before the next allocation can wait: pages of a block stay in order.
             let write = self.page_write(&units[range.clone()]);
             programs.push((page, self.start_program(Stream::User, page, write).await));

@@ -16,12 +16,24 @@ pub enum AdminCommand {
     IdentifyController,
     /// Identify namespace 1.
     IdentifyNamespace,
-    /// Create I/O queue pair `qid` (1-based) with a priority class for weighted arbitration.
+    /// Create I/O queue pair `qid` (1-based) with a priority class for weighted arbitration,
+    /// bound to NVM set `nvm_set` (Create I/O Submission Queue's NVMSETID; 0: none, the whole
+    /// array): the writes it carries are placed on the set's planes.
     CreateIoQueue {
         /// Queue id.
         qid: u16,
         /// Arbitration class.
         priority: Priority,
+        /// NVM set identifier (0: none).
+        nvm_set: u16,
+    },
+    /// Defines an NVM set of `planes` (global plane numbers, die by die) and answers its
+    /// identifier ([`AdminResult::NvmSet`]); the same planes again answer the same set. Not an
+    /// NVMe command: a drive's sets are fixed by its vendor (Identify's NVM Set List); this is
+    /// how a simulated host configures them, as MQSim's per-flow plane lists do.
+    DefineNvmSet {
+        /// The set's planes.
+        planes: Vec<u32>,
     },
     /// Delete I/O queue pair `qid`.
     DeleteIoQueue {
@@ -101,6 +113,8 @@ pub enum AdminResult {
     FdpEvents(Vec<crate::ftl::FdpEvent>),
     /// Reclaim Unit Handle Status descriptors.
     RuhStatus(Vec<crate::hil::RuhStatus>),
+    /// The identifier of an NVM set defined.
+    NvmSet(u16),
     /// Done, nothing to return.
     Done,
     /// Failed.
@@ -131,9 +145,15 @@ impl Controller {
                 utilisation: self.ftl.mapped_units() * self.ns.spu() as u64,
                 lba_bytes: self.ns.lba_bytes,
             }),
-            AdminCommand::CreateIoQueue { qid, priority } => match self.create_queue(qid, priority) {
-                Ok(()) => AdminResult::Done,
-                Err(s) => AdminResult::Error(s),
+            AdminCommand::CreateIoQueue { qid, priority, nvm_set } => {
+                match self.create_queue(qid, priority, nvm_set) {
+                    Ok(()) => AdminResult::Done,
+                    Err(s) => AdminResult::Error(s),
+                }
+            }
+            AdminCommand::DefineNvmSet { planes } => match self.ftl.define_set(&planes) {
+                Ok(id) => AdminResult::NvmSet(id as u16),
+                Err(why) => AdminResult::Error(Status::InvalidField(why)),
             },
             AdminCommand::DeleteIoQueue { qid } => match self.delete_queue(qid) {
                 Ok(()) => AdminResult::Done,

@@ -200,13 +200,18 @@ impl Controller {
     }
 
     /// Creates I/O queue pair `qid` (1-based) and its workers.
-    pub(crate) fn create_queue(&self, qid: u16, priority: Priority) -> Result<(), Status> {
+    pub(crate) fn create_queue(&self, qid: u16, priority: Priority, nvm_set: u16) -> Result<(), Status> {
+        if nvm_set > u8::MAX as u16 || !self.ftl.has_set(nvm_set as u8) {
+            return Err(Status::InvalidField(format!("NVM set {nvm_set} does not exist")));
+        }
         let mut qs = self.queues.borrow_mut();
         let slot = qs.get_mut(qid as usize).filter(|_| qid >= 1).ok_or(Status::InvalidQueue)?;
         if slot.is_some() {
             return Err(Status::InvalidField(format!("queue {qid} already exists")));
         }
-        let q = Rc::new(QueuePair::new(&self.cx, qid, self.cfg.queue_depth, priority));
+        let mut q = QueuePair::new(&self.cx, qid, self.cfg.queue_depth, priority);
+        q.nvm_set = nvm_set;
+        let q = Rc::new(q);
         *slot = Some(q.clone());
         drop(qs);
         if !matches!(self.layout, HilLayout::Workers { .. }) {
@@ -260,6 +265,7 @@ impl Controller {
         q.outstanding.set(q.outstanding.get() + 1);
         let (tx, rx) = oneshot::channel(&self.cx, "nvme completion");
         self.cx.sleep(self.link.mmio_latency()).await; // the doorbell write crosses the link
+        let cmd = NvmeCommand { nvm_set: q.nvm_set, ..cmd };
         q.sq.borrow_mut().push_back(Entry {
             id,
             cmd,

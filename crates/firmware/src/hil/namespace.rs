@@ -197,7 +197,8 @@ impl Namespace {
                     Some(Placement::Pid(n)) if cmd.opcode == Opcode::Write => Some(n),
                     _ => None,
                 };
-                UnitWrite { lpn: p.lpn, first_sector: p.first, sectors: p.sectors, data, pid }
+                let set = cmd.nvm_set as u8; // the controller admits sets below 256 only
+                UnitWrite { lpn: p.lpn, first_sector: p.first, sectors: p.sectors, data, pid, set }
             })
     }
 

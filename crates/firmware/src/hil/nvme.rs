@@ -77,6 +77,10 @@ pub struct NvmeCommand {
     pub placement: Option<Placement>,
     /// The zone action or report of a Zone Management Send or Receive.
     pub zone: Option<ZoneOp>,
+    /// The NVM set of the submission queue the command came through (its NVMSETID; 0: none).
+    /// The controller sets it when the command is submitted; whatever the host put here is
+    /// replaced.
+    pub nvm_set: u16,
 }
 
 /// A Zone Management command's operation (NVMe Zoned Namespace Command Set Specification,
@@ -240,6 +244,7 @@ impl NvmeCommand {
             data: HostData::None,
             placement: None,
             zone: None,
+            nvm_set: 0,
         }
     }
 

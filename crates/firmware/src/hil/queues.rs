@@ -51,6 +51,8 @@ pub enum Work {
 pub struct QueuePair {
     pub depth: u32,
     pub priority: Priority,
+    /// The NVM set the submission queue is bound to (0: none).
+    pub nvm_set: u16,
     /// Commands whose doorbell has reached the controller, not yet fetched.
     pub sq: RefCell<VecDeque<Entry>>,
     /// Commands the host has submitted and not yet seen complete.
@@ -70,6 +72,7 @@ impl QueuePair {
         QueuePair {
             depth,
             priority,
+            nvm_set: 0,
             sq: RefCell::new(VecDeque::new()),
             outstanding: Cell::new(0),
             slot_free: Notify::new(cx, format!("sq{id} slot")),

@@ -92,31 +92,76 @@ impl Front {
         }
     }
 
-    /// Creates I/O queue pair `qid`.
+    /// Creates I/O queue pair `qid` (medium priority, no NVM set).
     pub async fn create_queue(&self, qid: u16) -> Result<(), QueueError> {
-        self.create_queue_with(qid, Priority::Medium).await
+        self.create_queue_with(qid, Priority::Medium, None).await
     }
 
-    /// Creates I/O queue pair `qid` in arbitration class `priority` (NVMe weighted round robin;
-    /// a front end without arbitration ignores it). An NVMe queue `qid` that already exists is
-    /// deleted first when `priority` is not the default class, so that it gets that class.
-    pub async fn create_queue_with(&self, qid: u16, priority: Priority) -> Result<(), QueueError> {
+    /// Creates I/O queue pair `qid` in arbitration class `priority`, its writes confined to
+    /// `planes` if given (an NVM set of those planes, defined first). Only an NVMe controller
+    /// takes a class other than medium or a plane list. An NVMe queue `qid` that already exists
+    /// is deleted first when it is asked for a class other than medium or for planes, so that
+    /// it gets them (a run after another on the same device).
+    pub async fn create_queue_with(
+        &self,
+        qid: u16,
+        priority: Priority,
+        planes: Option<&[u32]>,
+    ) -> Result<(), QueueError> {
         match self {
             Front::Nvme(c) => {
-                if priority != Priority::Medium && c.has_queue(qid) {
+                if (priority != Priority::Medium || planes.is_some()) && c.has_queue(qid) {
                     match c.admin(AdminCommand::DeleteIoQueue { qid }).await {
                         AdminResult::Done => {}
                         AdminResult::Error(status) => return Err(QueueError::Refused(status)),
                         r => unreachable!("Delete I/O Queue answers done or an error, not {r:?}"),
                     }
                 }
-                match c.admin(AdminCommand::CreateIoQueue { qid, priority }).await {
+                let nvm_set = match planes {
+                    None => 0,
+                    Some(planes) => {
+                        match c.admin(AdminCommand::DefineNvmSet { planes: planes.to_vec() }).await {
+                            AdminResult::NvmSet(id) => id,
+                            AdminResult::Error(status) => return Err(QueueError::Refused(status)),
+                            r => unreachable!("Define NVM Set answers a set or an error, not {r:?}"),
+                        }
+                    }
+                };
+                match c.admin(AdminCommand::CreateIoQueue { qid, priority, nvm_set }).await {
                     AdminResult::Done => Ok(()),
                     AdminResult::Error(status) => Err(QueueError::Refused(status)),
                     r => unreachable!("Create I/O Queue answers done or an error, not {r:?}"),
                 }
             }
+            Front::Other(_) if planes.is_some() => Err(QueueError::Unsupported(
+                "this system has no NVMe controller to confine a queue's writes to planes".into(),
+            )),
+            Front::Other(_) if priority != Priority::Medium => Err(QueueError::Unsupported(
+                "this system has no NVMe controller to give a queue a priority class".into(),
+            )),
             Front::Other(f) => f.core().create_queue(qid),
+        }
+    }
+
+    /// Makes a precondition's fill place the logical blocks `lbas` on `planes` (an NVM set of
+    /// them, defined now): a confined flow's data is on its planes before it runs. Call before
+    /// the device is aged; only an NVMe controller's FTL takes it.
+    pub fn confine_fill(&self, planes: &[u32], lbas: std::ops::Range<u64>) -> Result<(), QueueError> {
+        match self {
+            Front::Nvme(c) => {
+                let set = c
+                    .ftl
+                    .define_set(planes)
+                    .map_err(|why| QueueError::Refused(crate::hil::Status::InvalidField(why)))?;
+                let spu = (c.ns.unit_bytes / c.ns.lba_bytes) as u64;
+                let first = nand::Lpn((lbas.start / spu) as u32);
+                let end = nand::Lpn(lbas.end.div_ceil(spu) as u32);
+                c.ftl.confine_fill(first..end, set);
+                Ok(())
+            }
+            Front::Other(_) => Err(QueueError::Unsupported(
+                "this system has no NVMe controller to confine a flow's data to planes".into(),
+            )),
         }
     }
 

@@ -51,4 +51,7 @@ pub enum QueueError {
     /// The NVMe controller failed the Create I/O Queue command.
     #[error("the controller failed the command: {0:?}")]
     Refused(crate::hil::Status),
+    /// The system has no NVMe controller to take a queue's priority class or NVM set.
+    #[error("{0}")]
+    Unsupported(String),
 }

@@ -109,7 +109,9 @@ fn long_run(ftl: &str, seed: u64) {
     let created = dev.platform.sim.block_on(async move {
         let mut ok = true;
         for q in 1..=CLIENTS as u16 {
-            ok &= c2.admin(AdminCommand::CreateIoQueue { qid: q, priority: Priority::Medium }).await
+            ok &= c2
+                .admin(AdminCommand::CreateIoQueue { qid: q, priority: Priority::Medium, nvm_set: 0 })
+                .await
                 == AdminResult::Done;
         }
         ok

@@ -95,7 +95,9 @@ fn create_queues(dev: &Device, ctl: &Rc<Controller>) {
         .block_on(async move {
             let mut ok = true;
             for qid in 1..=QUEUES {
-                ok &= c.admin(AdminCommand::CreateIoQueue { qid, priority: Priority::Medium }).await
+                ok &= c
+                    .admin(AdminCommand::CreateIoQueue { qid, priority: Priority::Medium, nvm_set: 0 })
+                    .await
                     == AdminResult::Done;
             }
             ok

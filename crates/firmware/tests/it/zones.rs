@@ -58,7 +58,9 @@ fn queues(dev: &Device, n: u16) -> Rc<Controller> {
         .block_on(async move {
             let mut ok = true;
             for qid in 1..=n {
-                ok &= c.admin(AdminCommand::CreateIoQueue { qid, priority: Priority::Medium }).await
+                ok &= c
+                    .admin(AdminCommand::CreateIoQueue { qid, priority: Priority::Medium, nvm_set: 0 })
+                    .await
                     == AdminResult::Done;
             }
             ok

@@ -41,7 +41,7 @@ pub use volumes::{
 };
 
 use crate::run::{HostResults, Progress, RunError, RunOptions};
-use crate::session::{Io, Session};
+use crate::session::{Io, QueueKind, Session};
 use crate::trace::{ReadOptions, TraceError, TraceOp, TraceReader, TraceRecord};
 use crate::workload::IoOp;
 
@@ -251,7 +251,13 @@ pub fn replay(
         align: spec.align,
     };
     let queues = plan.queues;
-    let session = Rc::new(Session::open_with(dev, queues, &plan.priorities, SimDuration::ZERO, opts)?);
+    let kinds: Vec<QueueKind> = (1..=queues as u16)
+        .map(|q| QueueKind {
+            priority: plan.priorities.get(&q).copied().unwrap_or(firmware::hil::Priority::Medium),
+            planes: None,
+        })
+        .collect();
+    let session = Rc::new(Session::open_with(dev, queues, &kinds, SimDuration::ZERO, opts)?);
     // One flow for the whole trace (on every queue), or one per volume (or group of volumes).
     session.results.borrow_mut().flows = plan
         .flows

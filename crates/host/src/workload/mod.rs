@@ -25,6 +25,7 @@
 //! [`JobSpec::norandommap`]); `rwmixread` draws each I/O's direction independently.
 
 mod bssplit;
+mod confine;
 mod distribution;
 mod error;
 mod extent;
@@ -44,6 +45,7 @@ mod values;
 mod tests;
 
 pub use bssplit::{BsEntry, BsSplit, BsSplitParseError};
+pub use confine::{Confinement, parse_indices};
 pub use distribution::{Distribution, DistributionParseError, Zone};
 pub use error::JobError;
 pub use extent::{Extent, ExtentParseError};

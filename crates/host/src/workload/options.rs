@@ -202,6 +202,24 @@ impl JobSpec {
             }
             "randseed" => self.randseed = Some(count(0)?),
             "placement" => self.placement = Some(v.parse().map_err(|e: String| bad(key, v, e))?),
+            "channels" | "ways" | "dies" | "planes" => {
+                let list = Some(super::confine::parse_indices(v).map_err(|e| bad(key, v, e))?);
+                match key {
+                    "channels" => self.confine.channels = list,
+                    "ways" => self.confine.ways = list,
+                    "dies" => self.confine.dies = list,
+                    _ => self.confine.planes = list,
+                }
+            }
+            "queue_priority" => {
+                self.queue_priority = Some(match v {
+                    "urgent" => firmware::hil::Priority::Urgent,
+                    "high" => firmware::hil::Priority::High,
+                    "medium" => firmware::hil::Priority::Medium,
+                    "low" => firmware::hil::Priority::Low,
+                    _ => return Err(bad(key, v, "expected urgent, high, medium or low")),
+                })
+            }
             "zonemode" => match v {
                 "none" => self.zbd = None,
                 "zbd" => self.zbd = Some(self.zbd.take().unwrap_or_default()),
@@ -300,6 +318,11 @@ pub const SUPPORTED_OPTIONS: &[&str] = &[
     "rate_iops",
     "randseed",
     "placement",
+    "channels",
+    "ways",
+    "dies",
+    "planes",
+    "queue_priority",
     "end_fsync",
     "zonemode",
     "zonesize",

@@ -1,6 +1,8 @@
 //! [`JobSpec`]: one fio-like job, as plain data with fio's defaults.
 
 use serde::{Deserialize, Serialize};
+
+use super::confine::Confinement;
 use sim::{ByteSize, SimDuration};
 
 use super::bssplit::BsSplit;
@@ -175,6 +177,15 @@ pub struct JobSpec {
     /// `fdp=1` or `dataplacement=fdp` was given (placement identifiers are needed). Default: false.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub fdp: bool,
+    /// The parts of the array the job's data is confined to (`channels`, `ways`, `dies`,
+    /// `planes`: ssdlab's options, MQSim's per-flow `Channel_IDs` ... `Plane_IDs`): its queues
+    /// are bound to an NVM set of those planes. Default: the whole array.
+    #[serde(skip_serializing_if = "Confinement::is_none")]
+    pub confine: Confinement,
+    /// The arbitration class of the job's queues (`queue_priority=urgent|high|medium|low`;
+    /// the device must arbitrate by weighted round robin, `hil.arbitration`). Default: medium.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queue_priority: Option<firmware::hil::Priority>,
 }
 
 /// fio's `zonemode=zbd` options, as fio documents them (HOWTO, "I/O type").
@@ -245,6 +256,8 @@ impl Default for JobSpec {
             plid_random: false,
             end_fsync: false,
             fdp: false,
+            confine: Confinement::default(),
+            queue_priority: None,
         }
     }
 }

@@ -36,12 +36,14 @@ pub(crate) enum Workload {
 }
 
 impl Workload {
-    /// Fails if the workload cannot run on `sys` (checked before the device is aged); returns
-    /// the lines to print before it runs (a trace's volume layout, its warnings).
+    /// Fails if the workload cannot run on `sys` (checked before the device is aged), and
+    /// registers where a fill places confined jobs' data; returns the lines to print before it
+    /// runs (a trace's volume layout, its warnings).
     pub(crate) fn check(&self, sys: &dyn System) -> Result<Vec<String>, ssdlab::SimulateError> {
         match self {
             Workload::Jobs { jobs, default } => {
                 host::run::check(sys, jobs)?;
+                host::run::confine_fill(sys, jobs)?;
                 let front = sys.front();
                 let capacity = front.capacity_lbas() * front.lba_bytes() as u64;
                 for job in jobs.iter().filter(|_| !default) {
@@ -132,7 +134,10 @@ pub(crate) fn execute(
                 jobs.len()
             );
             let (_, start, _) = starting(device, start_args)?;
-            let rig = prepare(&cfg, &store, common.seed, start, &mut |_| Ok(()))?;
+            // The same starting state: the fill places every confined job's data as before.
+            let rig = prepare(&cfg, &store, common.seed, start, &mut |sys| {
+                Ok(host::run::confine_fill(sys, jobs)?)
+            })?;
             // The job's own stream: the seed it had as job j of the shared run.
             let mut job = job.clone();
             job.randseed = Some(job.randseed.unwrap_or(host::workload::job_seed(common.seed, j)));

@@ -330,7 +330,7 @@ impl FtlInner {
     async fn gc_write(&self, plane: u32, units: Vec<Moved>, lane: Lane) {
         let stream = lane.stream;
         self.cx.compute(self.cfg.costs.gc_unit * units.len() as u64).await;
-        let page = self.alloc_page_in(lane, Some(plane), None).await;
+        let page = self.alloc_page_in(lane, Some(plane), crate::ftl::Placed::DEFAULT).await;
         let image: Vec<(Lpn, UnitData)> = units.iter().map(|u| (u.lpn, u.data.clone())).collect();
         let mut write = self.page_write(&image);
         for (slot, u) in units.iter().enumerate() {

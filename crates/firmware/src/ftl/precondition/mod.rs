@@ -95,6 +95,12 @@ pub enum PreconditionError {
         "a zoned namespace cannot be aged by the preconditioner (its zones are written by the host, in order); use --precondition none and a workload that fills zones"
     )]
     Zoned,
+    /// Steady-state ageing places its data as GC leaves it, not in the NVM sets confined
+    /// flows' ranges were registered in.
+    #[error(
+        "steady-state preconditioning cannot place confined flows' data in their planes; use seq-fill or random-fill"
+    )]
+    Confined,
     /// The page store failed.
     #[error("the page store failed while ageing the device: {0}")]
     Store(#[from] io::Error),
@@ -128,6 +134,9 @@ impl Ftl {
                 }
                 writer.flush()?;
                 progress(logical, logical);
+            }
+            Precondition::SteadyState { .. } if i.sets.borrow().has_fill() => {
+                return Err(PreconditionError::Confined);
             }
             Precondition::SteadyState { overwrites } => {
                 let overwrites = (overwrites * logical as f64) as u64;

@@ -11,10 +11,12 @@ use crate::ftl::data::UnitData;
 use crate::ftl::precondition::PreconditionError;
 use crate::ftl::state::FtlInner;
 
-/// Packs written units into pages, as the cache's write-back does.
+/// Packs written units into pages, as the cache's write-back does: each unit in the NVM set a
+/// fill registered for its range (a page holds one set's units).
 pub(crate) struct Writer<'a> {
     ftl: &'a FtlInner,
-    pending: Vec<Lpn>,
+    /// Units waiting for a page, per NVM set (set 0 first; a few sets at most).
+    pending: Vec<(u8, Vec<Lpn>)>,
     /// What every preconditioned unit holds: zeroes, or (metadata-only) tag 0.
     tag: DataTag,
 }
@@ -22,29 +24,46 @@ pub(crate) struct Writer<'a> {
 impl<'a> Writer<'a> {
     pub(crate) fn new(ftl: &'a FtlInner) -> Self {
         let tag = UnitData::zero(ftl.payload, ftl.unit_bytes).tag();
-        Writer { ftl, pending: Vec::with_capacity(16), tag }
+        Writer { ftl, pending: vec![(0, Vec::with_capacity(16))], tag }
     }
 
     pub(crate) fn push(&mut self, lpn: Lpn) -> Result<(), PreconditionError> {
-        if self.pending.contains(&lpn) {
-            self.flush()?; // a unit written twice in one page: the second copy goes in the next
+        let set = if self.pending.len() > 1 || self.ftl.sets.borrow().any() {
+            self.ftl.sets.borrow().fill_set(lpn)
+        } else {
+            0
+        };
+        let k = match self.pending.iter().position(|(s, _)| *s == set) {
+            Some(k) => k,
+            None => {
+                self.pending.push((set, Vec::with_capacity(16)));
+                self.pending.len() - 1
+            }
+        };
+        if self.pending[k].1.contains(&lpn) {
+            self.flush_one(k)?; // a unit written twice in one page: the second copy goes in the next
         }
-        self.pending.push(lpn);
+        self.pending[k].1.push(lpn);
         self.ftl.stats.borrow_mut().host_units_written += 1;
-        if self.pending.len() == self.ftl.geo.units_per_page() as usize {
-            self.flush()?;
+        if self.pending[k].1.len() == self.ftl.geo.units_per_page() as usize {
+            self.flush_one(k)?;
         }
         Ok(())
     }
 
     pub(crate) fn flush(&mut self) -> Result<(), PreconditionError> {
-        if !self.pending.is_empty() {
-            let units: Vec<FastUnit<'_>> = self
-                .pending
-                .drain(..)
-                .map(|lpn| FastUnit { lpn, tag: self.tag, born: 0, bytes: None })
-                .collect();
-            self.ftl.fast_write(Stream::User, None, &units, FastGc::AsTimed)?;
+        for k in 0..self.pending.len() {
+            self.flush_one(k)?;
+        }
+        Ok(())
+    }
+
+    fn flush_one(&mut self, k: usize) -> Result<(), PreconditionError> {
+        let (set, pending) = &mut self.pending[k];
+        if !pending.is_empty() {
+            let units: Vec<FastUnit<'_>> =
+                pending.drain(..).map(|lpn| FastUnit { lpn, tag: self.tag, born: 0, bytes: None }).collect();
+            self.ftl.fast_write(Stream::User, None, &units, FastGc::AsTimed, *set)?;
         }
         Ok(())
     }
@@ -60,8 +79,9 @@ impl FtlInner {
         plane: Option<u32>,
         units: &[FastUnit<'_>],
         gc: FastGc,
+        set: u8,
     ) -> Result<(), PreconditionError> {
-        let page = self.fast_page(stream, plane, gc)?;
+        let page = self.fast_page(stream, plane, gc, set)?;
         let mut oob = Oob::empty(self.geo.units_per_page());
         for (s, u) in units.iter().enumerate() {
             oob.set(s, OobSlot { lpn: Some(u.lpn), tag: u.tag });
@@ -110,12 +130,14 @@ impl FtlInner {
         Ok(())
     }
 
-    /// The next page of `stream`, collecting garbage where `gc` says.
+    /// The next page of `stream` (host data: in NVM set `set`), collecting garbage where `gc`
+    /// says.
     fn fast_page(
         &self,
         stream: Stream,
         plane: Option<u32>,
         gc: FastGc,
+        set: u8,
     ) -> Result<PageIdx, PreconditionError> {
         let hard = self.cfg.gc.hard_free;
         for _ in 0..2 {
@@ -124,6 +146,15 @@ impl FtlInner {
                 let mut blocks = self.blocks.borrow_mut();
                 let chosen = match (stream, plane) {
                     (_, Some(p)) => Some(p),
+                    (Stream::User, None) if set != 0 => {
+                        let sets = self.sets.borrow();
+                        alloc.user_plane_in(0, set, &blocks, hard, &|_| 0, &|p| sets.admits(set, p))
+                    }
+                    // Beside confined ranges, the rest of the fill goes where there is most
+                    // room, so that it does not crowd the confined planes out.
+                    (Stream::User, None) if self.sets.borrow().has_fill() => (0..blocks.planes())
+                        .filter(|&p| alloc.has_room(Stream::User, p, &blocks, hard))
+                        .max_by_key(|&p| blocks.free_count(p)),
                     (Stream::User, None) => alloc.user_plane(&blocks, hard, &|_| 0, &|_| true),
                     (_, None) => alloc.mapping_plane(&blocks),
                 };
@@ -139,6 +170,11 @@ impl FtlInner {
             for p in 0..planes {
                 self.fast_gc(p)?;
             }
+        }
+        if set != 0 {
+            return Err(PreconditionError::TooFull(format!(
+                "a confined job's planes (NVM set {set}) cannot hold its region beside the rest of the fill; confine it to more planes or give it a smaller size"
+            )));
         }
         Err(PreconditionError::TooFull(format!("no free {stream:?} page even after GC")))
     }
@@ -180,13 +216,14 @@ impl FtlInner {
                             Some(plane),
                             &[FastUnit { lpn, tag, born, bytes }],
                             FastGc::WhenFull,
+                            0,
                         )?;
                         written += 1;
                     } else {
                         let bytes = data.as_ref().map(|d| &d[s * self.unit_bytes..(s + 1) * self.unit_bytes]);
                         pending.push(FastUnit { lpn, tag, born, bytes });
                         if pending.len() == upp as usize {
-                            self.fast_write(Stream::Gc, Some(plane), &pending, FastGc::WhenFull)?;
+                            self.fast_write(Stream::Gc, Some(plane), &pending, FastGc::WhenFull, 0)?;
                             pending.clear();
                             written += 1;
                         }
@@ -195,7 +232,7 @@ impl FtlInner {
                 }
             }
             if !pending.is_empty() {
-                self.fast_write(Stream::Gc, Some(plane), &pending, FastGc::WhenFull)?;
+                self.fast_write(Stream::Gc, Some(plane), &pending, FastGc::WhenFull, 0)?;
                 written += 1;
             }
             self.stats.borrow_mut().gc_units_moved += moved;
@@ -273,7 +310,7 @@ impl FtlInner {
             born: 0,
             bytes: bytes.as_deref(),
         };
-        self.fast_write(Stream::Mapping, None, &[unit], FastGc::WhenFull)?;
+        self.fast_write(Stream::Mapping, None, &[unit], FastGc::WhenFull, 0)?;
         if let Some(on_flash) = d.borrow_mut().on_flash.as_mut() {
             on_flash[t as usize * per..t as usize * per + raw.len()].copy_from_slice(&raw);
         }

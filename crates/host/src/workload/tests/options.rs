@@ -198,6 +198,8 @@ fn every_supported_option_is_handled() {
             "size" | "offset" | "offset_increment" | "io_size" | "io_limit" => Some("10%"),
             "name" => Some("x"),
             "placement" => Some("group:1"),
+            "channels" | "ways" | "dies" | "planes" => Some("0-1"),
+            "queue_priority" => Some("urgent"),
             "zonemode" => Some("zbd"),
             "zone_reset_threshold" | "zone_reset_frequency" => Some("0.5"),
             "read_beyond_wp" | "fdp" | "end_fsync" => Some("1"),
