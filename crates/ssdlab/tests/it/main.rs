@@ -11,6 +11,7 @@ mod flows;
 mod gc_fidelity;
 mod gc_pacing;
 mod gc_theory;
+mod mqsim_fast18;
 mod plots;
 mod precondition;
 mod pts;
