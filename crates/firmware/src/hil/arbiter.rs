@@ -10,6 +10,8 @@ use crate::hil::queues::{Priority, QueuePair};
 pub struct Arbiter {
     weighted: bool,
     burst: usize,
+    /// Commands of one queue inside the device at most (`queue_fetch_size`).
+    limit: Option<usize>,
     /// Weighted rounds: one entry per fetch turn (high x w_h, medium x w_m, low x w_l).
     schedule: Vec<Priority>,
     pos: usize,
@@ -18,8 +20,9 @@ pub struct Arbiter {
 }
 
 impl Arbiter {
-    /// An arbiter fetching up to `burst` commands per turn.
-    pub fn new(kind: &Arbitration, burst: u32) -> Self {
+    /// An arbiter fetching up to `burst` commands per turn, and never more than `limit` of one
+    /// queue's commands into the device at once.
+    pub fn new(kind: &Arbitration, burst: u32, limit: Option<u32>) -> Self {
         let (weighted, schedule) = match *kind {
             Arbitration::RoundRobin => (false, Vec::new()),
             Arbitration::Weighted { high, medium, low } => {
@@ -30,7 +33,14 @@ impl Arbiter {
                 (true, s)
             }
         };
-        Arbiter { weighted, burst: burst as usize, schedule, pos: 0, last: [0; 4] }
+        Arbiter {
+            weighted,
+            burst: burst as usize,
+            limit: limit.map(|l| l as usize),
+            schedule,
+            pos: 0,
+            last: [0; 4],
+        }
     }
 
     /// The next queue with commands waiting, and how many to fetch from it.
@@ -63,7 +73,9 @@ impl Arbiter {
         // Round robin from the queue after the last one served, wrapping around to it.
         for i in (from..n).chain(0..from) {
             let Some(q) = &qs[i] else { continue };
-            let waiting = q.sq.borrow().len();
+            // The room a queue has under the fetch limit (a queue at its limit is passed over).
+            let room = self.limit.map_or(usize::MAX, |l| l.saturating_sub(q.in_device.get() as usize));
+            let waiting = q.sq.borrow().len().min(room);
             if waiting > 0 && class.is_none_or(|c| q.priority == c) {
                 self.last[slot] = i;
                 return Some((q.clone(), waiting.min(self.burst)));

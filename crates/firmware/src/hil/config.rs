@@ -169,6 +169,11 @@ pub struct HostInterfaceConfig {
     /// Commands fetched from a queue per arbitration turn. Default: 4.
     #[serde(default = "w4")]
     pub fetch_burst: u32,
+    /// Commands of one submission queue inside the device at once (fetched, not yet
+    /// completed): the fetcher leaves a queue at this many alone until one completes (MQSim's
+    /// `Queue_Fetch_Size`). Default: unlimited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_fetch_size: Option<u32>,
     /// Coroutine workers per submission queue. Default: 8.
     #[serde(default = "d8")]
     pub workers_per_queue: u32,
@@ -220,6 +225,7 @@ impl Default for HostInterfaceConfig {
             lba_size: lba512(),
             max_transfer: mdts(),
             fetch_burst: 4,
+            queue_fetch_size: None,
             workers_per_queue: d8(),
             arbitration: Arbitration::default(),
             link: LinkConfig::default(),
@@ -252,6 +258,9 @@ impl HostInterfaceConfig {
             format!("must be a multiple of the LBA size between 4KiB and 64MiB (got {})", self.max_transfer)
         })?;
         ensure(self.fetch_burst >= 1, "fetch_burst", || "must be at least 1".into())?;
+        ensure(self.queue_fetch_size != Some(0), "queue_fetch_size", || {
+            "must be at least 1 (leave it out for no limit)".into()
+        })?;
         ensure((1..=256).contains(&self.workers_per_queue), "workers_per_queue", || {
             format!("must be 1 to 256 (got {})", self.workers_per_queue)
         })?;

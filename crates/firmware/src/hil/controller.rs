@@ -119,7 +119,7 @@ impl Controller {
             flow,
             queues: RefCell::new((0..=cfg.queues).map(|_| None).collect()),
             doorbell: Notify::new(cx, "doorbell"),
-            arbiter: RefCell::new(Arbiter::new(&cfg.arbitration, cfg.fetch_burst)),
+            arbiter: RefCell::new(Arbiter::new(&cfg.arbitration, cfg.fetch_burst, cfg.queue_fetch_size)),
             smart: RefCell::new(SmartCounters::default()),
             ns,
             zones,
@@ -326,6 +326,7 @@ impl Controller {
             self.cx.compute(self.cfg.costs.fetch * entries.len() as u64).await;
             self.link.transfer(&self.cx, Dir::ToDevice, 64 * entries.len() as u64).await;
             let fetched = self.cx.now();
+            q.in_device.set(q.in_device.get() + entries.len() as u32);
             for mut e in entries {
                 // Time spent on the queues' lock shows as queue wait (the command waited to be
                 // fetched meanwhile).
@@ -360,6 +361,10 @@ impl Controller {
         };
         let (reply, completion) = self.handle(e).await;
         self.completed.set(self.completed.get() + 1);
+        q.in_device.set(q.in_device.get() - 1);
+        if self.cfg.queue_fetch_size.is_some() {
+            self.doorbell.notify_one(); // the queue has room again: the fetcher looks once more
+        }
         crate::hil::queues::post(&self.cx, q, irq, reply, completion);
     }
 

@@ -57,6 +57,8 @@ pub struct QueuePair {
     pub sq: RefCell<VecDeque<Entry>>,
     /// Commands the host has submitted and not yet seen complete.
     pub outstanding: Cell<u32>,
+    /// Commands fetched and not yet completed (bounded by `queue_fetch_size`).
+    pub in_device: Cell<u32>,
     /// Wakes a host waiting for a free submission slot.
     pub slot_free: Notify,
     /// Fetched commands waiting for a worker.
@@ -75,6 +77,7 @@ impl QueuePair {
             nvm_set: 0,
             sq: RefCell::new(VecDeque::new()),
             outstanding: Cell::new(0),
+            in_device: Cell::new(0),
             slot_free: Notify::new(cx, format!("sq{id} slot")),
             inbox: Ring::new(
                 cx,

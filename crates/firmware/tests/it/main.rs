@@ -6,6 +6,7 @@ mod errors;
 mod extend;
 mod fdp;
 mod fil_timing;
+mod hil_fetch;
 mod life;
 mod recovery;
 mod zones;

@@ -31,6 +31,42 @@ pub enum FigureName {
     /// then DFTL's extra write amplification as the CMT grows from MQSim's share of the map to
     /// all of it. docs/gc-theory.md explains the accounting.
     GcTheory(GcTheoryArgs),
+    /// MQSim's FAST'18 interference experiments (its `fast18/` folder): back-end contention,
+    /// data-cache contention and queue fetch size 16 and 1024, flow 2's queue depth swept as
+    /// the configurations do, on `mqsim-default` set as each configuration: each flow's
+    /// slowdown (mean latency shared / alone) and the fairness index (least slowdown over
+    /// greatest) per point, MQSim's own beside them with `--mqsim`. docs/mqsim-fast18.md.
+    MqsimFast18(MqsimFast18Args),
+}
+
+/// Options of `ssdlab figure mqsim-fast18`.
+#[derive(Args, Debug, Clone)]
+pub struct MqsimFast18Args {
+    /// Write the table (table.csv, table.json), every point (points.json, points.csv, and each
+    /// shared run's report as EXPERIMENT-scenario-N.json) and a chart per experiment (PNG, SVG).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// MQSim's results (`scripts/mqsim-fast18` leaves them as DIR/EXPERIMENT/*_scenario_N.xml):
+    /// its slowdown and fairness go beside ssdlab's.
+    #[arg(long, value_name = "DIR")]
+    pub mqsim: Option<PathBuf>,
+    /// Only this experiment: backend-contention, qfs-16, qfs-1024 or data-cache-contention.
+    #[arg(long)]
+    pub experiment: Option<String>,
+    /// Simulated time of every run, ms (MQSim's Stop_Time is 10 s, and 100 s for most
+    /// data-cache scenarios).
+    #[arg(long, default_value_t = 200)]
+    pub runtime_ms: u64,
+    /// Blocks per plane (MQSim's 2048 gives 256 GiB on the flows' two ways; with the whole map
+    /// in DRAM, capacity does not enter a uniform read's time, and fewer blocks fill faster).
+    #[arg(long, default_value_t = 256)]
+    pub blocks: u32,
+    /// A smoke test in seconds (256 blocks, 10 ms runs, two points per experiment), not the figure.
+    #[arg(long)]
+    pub quick: bool,
+    /// Seed of every run.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
 }
 
 /// Options of `ssdlab figure gc-theory`.

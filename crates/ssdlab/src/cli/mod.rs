@@ -10,7 +10,7 @@ mod pts;
 mod serve;
 mod sweep;
 
-pub use figure::{FigureArgs, FigureName, FigureOpts, GcTheoryArgs, PipessdFigureArgs};
+pub use figure::{FigureArgs, FigureName, FigureOpts, GcTheoryArgs, MqsimFast18Args, PipessdFigureArgs};
 pub use pts::{PtsArgs, PtsTest};
 pub use serve::{ServeArgs, TimingArg};
 pub use sweep::{SweepAction, SweepArgs, SweepCmd, SweepPlotArgs, WorkerArgs};

@@ -12,6 +12,7 @@ mod gc_fidelity;
 mod gc_pacing;
 mod gc_theory;
 mod isolation;
+mod mqsim_fast18;
 mod plots;
 mod precondition;
 mod pts;

@@ -5,6 +5,7 @@
 mod gc_theory;
 mod hostftl_array;
 mod lab;
+mod mqsim_fast18;
 mod pcie_study;
 mod pipessd;
 
@@ -26,6 +27,7 @@ pub fn run(a: FigureArgs) -> Result<()> {
         FigureName::HostftlArray(o) => hostftl_array::run(&o),
         FigureName::PcieStudy(o) => pcie_study::run(&o),
         FigureName::GcTheory(o) => gc_theory::run(&o),
+        FigureName::MqsimFast18(o) => mqsim_fast18::run(&o),
     }
 }
 
