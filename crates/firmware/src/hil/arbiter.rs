@@ -12,6 +12,8 @@ pub struct Arbiter {
     burst: usize,
     /// Commands of one queue inside the device at most (`queue_fetch_size`).
     limit: Option<usize>,
+    /// Commands of all queues inside the device at most (`device_commands`).
+    total: Option<usize>,
     /// Weighted rounds: one entry per fetch turn (high x w_h, medium x w_m, low x w_l).
     schedule: Vec<Priority>,
     pos: usize,
@@ -21,8 +23,8 @@ pub struct Arbiter {
 
 impl Arbiter {
     /// An arbiter fetching up to `burst` commands per turn, and never more than `limit` of one
-    /// queue's commands into the device at once.
-    pub fn new(kind: &Arbitration, burst: u32, limit: Option<u32>) -> Self {
+    /// queue's commands, nor `total` of all queues' commands, into the device at once.
+    pub fn new(kind: &Arbitration, burst: u32, limit: Option<u32>, total: Option<u32>) -> Self {
         let (weighted, schedule) = match *kind {
             Arbitration::RoundRobin => (false, Vec::new()),
             Arbitration::Weighted { high, medium, low } => {
@@ -37,6 +39,7 @@ impl Arbiter {
             weighted,
             burst: burst as usize,
             limit: limit.map(|l| l as usize),
+            total: total.map(|t| t as usize),
             schedule,
             pos: 0,
             last: [0; 4],
@@ -45,6 +48,23 @@ impl Arbiter {
 
     /// The next queue with commands waiting, and how many to fetch from it.
     pub fn next(&mut self, qs: &[Option<Rc<QueuePair>>]) -> Option<(Rc<QueuePair>, usize)> {
+        // The device's free command slots (none free: nothing is fetched until one completes).
+        let free = match self.total {
+            Some(total) => {
+                let inside: usize = qs.iter().flatten().map(|q| q.in_device.get() as usize).sum();
+                total.saturating_sub(inside)
+            }
+            None => usize::MAX,
+        };
+        if free == 0 {
+            return None;
+        }
+        let hit = self.choose(qs);
+        hit.map(|(q, n)| (q, n.min(free)))
+    }
+
+    /// The next queue by class and round robin, and how many of its commands to fetch.
+    fn choose(&mut self, qs: &[Option<Rc<QueuePair>>]) -> Option<(Rc<QueuePair>, usize)> {
         if !self.weighted {
             return self.pick(qs, None);
         }

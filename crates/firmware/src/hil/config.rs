@@ -174,6 +174,12 @@ pub struct HostInterfaceConfig {
     /// `Queue_Fetch_Size`). Default: unlimited.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queue_fetch_size: Option<u32>,
+    /// Commands of all submission queues inside the device at once (the controller's command
+    /// slots): when they are taken, the fetcher waits for a completion, and the next slot goes
+    /// to the queue arbitration picks (so under weighted round robin an urgent queue's command
+    /// is fetched before the others' waiting ones). Default: unlimited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_commands: Option<u32>,
     /// Coroutine workers per submission queue. Default: 8.
     #[serde(default = "d8")]
     pub workers_per_queue: u32,
@@ -226,6 +232,7 @@ impl Default for HostInterfaceConfig {
             max_transfer: mdts(),
             fetch_burst: 4,
             queue_fetch_size: None,
+            device_commands: None,
             workers_per_queue: d8(),
             arbitration: Arbitration::default(),
             link: LinkConfig::default(),
@@ -259,6 +266,9 @@ impl HostInterfaceConfig {
         })?;
         ensure(self.fetch_burst >= 1, "fetch_burst", || "must be at least 1".into())?;
         ensure(self.queue_fetch_size != Some(0), "queue_fetch_size", || {
+            "must be at least 1 (leave it out for no limit)".into()
+        })?;
+        ensure(self.device_commands != Some(0), "device_commands", || {
             "must be at least 1 (leave it out for no limit)".into()
         })?;
         ensure((1..=256).contains(&self.workers_per_queue), "workers_per_queue", || {

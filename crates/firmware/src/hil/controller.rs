@@ -119,7 +119,12 @@ impl Controller {
             flow,
             queues: RefCell::new((0..=cfg.queues).map(|_| None).collect()),
             doorbell: Notify::new(cx, "doorbell"),
-            arbiter: RefCell::new(Arbiter::new(&cfg.arbitration, cfg.fetch_burst, cfg.queue_fetch_size)),
+            arbiter: RefCell::new(Arbiter::new(
+                &cfg.arbitration,
+                cfg.fetch_burst,
+                cfg.queue_fetch_size,
+                cfg.device_commands,
+            )),
             smart: RefCell::new(SmartCounters::default()),
             ns,
             zones,
@@ -362,8 +367,8 @@ impl Controller {
         let (reply, completion) = self.handle(e).await;
         self.completed.set(self.completed.get() + 1);
         q.in_device.set(q.in_device.get() - 1);
-        if self.cfg.queue_fetch_size.is_some() {
-            self.doorbell.notify_one(); // the queue has room again: the fetcher looks once more
+        if self.cfg.queue_fetch_size.is_some() || self.cfg.device_commands.is_some() {
+            self.doorbell.notify_one(); // room again: the fetcher looks once more
         }
         crate::hil::queues::post(&self.cx, q, irq, reply, completion);
     }

@@ -173,3 +173,38 @@ fn bad_isolation_knobs_fail_in_one_line() {
     ]);
     assert!(e.contains("cannot hold its region"), "{e}");
 }
+
+/// The urgent class protects a latency-sensitive flow when the device's command slots are
+/// limited (`host.device_commands`): a freed slot goes to the urgent queue first. Without the
+/// limit every queue's commands are fetched at once and wait at the dies, class or not
+/// (docs/multi-tenant.md).
+#[test]
+fn an_urgent_flow_keeps_its_latency_when_command_slots_are_limited() {
+    let dir = tempfile::tempdir().unwrap();
+    let dev = device_file(dir.path(), crate::SMALL);
+    let jobs = "[global]\nbs=4k\nrw=randread\ntime_based=1\nruntime=200ms\n\
+                [latency]\nqueue_priority=CLASS\niodepth=1\nrate_iops=2000\n\
+                [bulk]\nqueue_priority=BULK\niodepth=64\nnumjobs=4\n";
+    let slowdown = |class: &str, slots: Option<&str>| -> f64 {
+        let file = dir.path().join(format!("{class}.fio"));
+        // Urgent against low, or both in the same class.
+        let bulk = if class == "urgent" { "low" } else { class };
+        std::fs::write(&file, jobs.replace("CLASS", class).replace("BULK", bulk)).unwrap();
+        let json = dir.path().join("r.json");
+        let mut args = vec!["run", dev.to_str().unwrap(), "--precondition", "seq-fill", "--seed", "1"];
+        args.extend(["--set", "host.arbitration={kind=\"weighted\"}", "--alone"]);
+        let set = slots.map(|s| format!("host.device_commands={s}"));
+        if let Some(s) = &set {
+            args.extend(["--set", s.as_str()]);
+        }
+        args.extend(["--job-file", file.to_str().unwrap(), "--json", json.to_str().unwrap()]);
+        ok(&args);
+        report(&json)["flows"][0]["slowdown"].as_f64().unwrap()
+    };
+    let (urgent, medium) = (slowdown("urgent", Some("4")), slowdown("medium", Some("4")));
+    assert!(urgent < 1.1 && urgent < 0.85 * medium, "4 slots: urgent {urgent:.3}, medium {medium:.3}");
+    let (urgent, medium) = (slowdown("urgent", None), slowdown("medium", None));
+    assert!((urgent - medium).abs() < 0.05 * medium, "no limit: urgent {urgent:.3}, medium {medium:.3}");
+    let e = fails(&["run", dev.to_str().unwrap(), "--set", "host.device_commands=0", "--fio", "rw=randread"]);
+    assert!(e.contains("device_commands") && e.contains("at least 1") && e.lines().count() == 1, "{e}");
+}
