@@ -153,11 +153,52 @@ pub struct NicModel {
     pub poll_ns: u64,
     /// Batches in flight between two stages (as the threaded pipeline's channels). Default: 2.
     pub ring_capacity: usize,
+    /// What the pipelines' Patch stages hold while they apply a batch. The paper: each front
+    /// end is served by its own pipeline, and back-end throughput doubles with two front ends
+    /// (PRESETS, NICFS), so its Patch stages run concurrently. Default: `per_pipeline` (the
+    /// paper's design); `engine` is this implementation's back end (one engine lock, one redo
+    /// journal, every pipeline's Patch in turn).
+    pub patch_lock: PatchLock,
+    /// Context-switch cost, ns, paid each time a thread takes a NIC core that hosts more than
+    /// one back-end thread (threads outnumber cores: four front ends' 16 stage threads on 8
+    /// cores). A core with one thread pays nothing. The paper names the cost but does not state
+    /// it. Assumption: 3,800 ns, the direct cost of a Linux context switch Li, Ding and Shen
+    /// measured (ExpCS 2007, "Quantifying the cost of context switch"), without the indirect
+    /// cache cost they also report. BENCHMARKS.md shows a sweep. Default: 3800.
+    pub switch_ns: u64,
+}
+
+/// What a pipeline's Patch stage holds while it applies a batch (see [`NicModel::patch_lock`]).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PatchLock {
+    /// One lock for every pipeline (this implementation: one engine, one redo journal). The
+    /// file system's state changes the same way either way; only the time differs.
+    Engine,
+    /// A lock per pipeline (the paper's pipelines: a journal per front end, whose commits share
+    /// only the PM and PCIe channels).
+    #[default]
+    PerPipeline,
 }
 
 impl Default for NicModel {
     fn default() -> Self {
-        NicModel { cores: 8, clock_mhz: 2000, cycles_per_host_cycle: 2.0, poll_ns: 1000, ring_capacity: 2 }
+        NicModel {
+            cores: 8,
+            clock_mhz: 2000,
+            cycles_per_host_cycle: 2.0,
+            poll_ns: 1000,
+            ring_capacity: 2,
+            patch_lock: PatchLock::PerPipeline,
+            switch_ns: 3800,
+        }
+    }
+}
+
+impl NicModel {
+    /// NIC cycles of one context switch ([`NicModel::switch_ns`] at the core clock).
+    pub fn switch_cycles(&self) -> u64 {
+        self.switch_ns * self.clock_mhz / 1000
     }
 }
 
@@ -287,6 +328,9 @@ impl TimedConfig {
         if !(0.1..=100.0).contains(&self.nic.cycles_per_host_cycle) {
             return bad("nic.cycles_per_host_cycle", "must be in 0.1..=100");
         }
+        if self.nic.switch_ns > 1_000_000 {
+            return bad("nic.switch_ns", "must be at most 1,000,000 (1 ms)");
+        }
         if self.nic.ring_capacity == 0 {
             return bad("nic.ring_capacity", "must be positive");
         }
@@ -310,6 +354,9 @@ mod tests {
         assert_eq!(c.pm.dimms, 1);
         assert_eq!(c.nic.cores, 4);
         assert_eq!(c.pm.read_latency_ns, 305);
+        let c: TimedConfig = toml::from_str("[nic]\npatch_lock = \"engine\"\nswitch_ns = 0").unwrap();
+        assert_eq!((c.nic.patch_lock, c.nic.switch_cycles()), (PatchLock::Engine, 0));
+        assert_eq!(NicModel::default().switch_cycles(), 7600);
         assert!(toml::from_str::<TimedConfig>("[pm]\nbogus = 1").is_err());
         let bad = TimedConfig { pm: PmModel { dimms: 0, ..PmModel::default() }, ..TimedConfig::default() };
         assert_eq!(bad.validate().unwrap_err().field, "pm.dimms");

@@ -10,7 +10,7 @@
 //!    large enough to need indirect blocks).
 //! 5. The back end without its pipeline.
 
-use crate::config::TimedConfig;
+use crate::config::{PatchLock, TimedConfig};
 use crate::inplace::InPlaceMachine;
 use crate::kernel::{KernelMachine, Kind};
 use crate::nicfs::{NicfsMachine, NicfsSetup};
@@ -266,8 +266,22 @@ pub fn backend(cfg: &TimedConfig, s: &Scale, seed: u64) -> Result<Vec<Row>, Stri
             figure: "3 front ends",
             measure: format!("4 KiB appends, sustained: {fronts} front ends / 1"),
             values: format!(
-                "1: {base:.0} MB/s, {fronts}: {mbps:.0} MB/s (busiest NIC core {:.0} %)",
-                res.busiest("nic") * 100.0
+                "1: {base:.0} MB/s, {fronts}: {mbps:.0} MB/s (busiest NIC core {:.0} %; {})",
+                res.busiest("nic") * 100.0,
+                if fronts == 2 {
+                    let lock = match cfg.nic.patch_lock {
+                        PatchLock::Engine => "engine",
+                        PatchLock::PerPipeline => "per_pipeline",
+                    };
+                    format!("patch_lock {lock}")
+                } else {
+                    format!(
+                        "{} threads on {} cores, switch_ns {}",
+                        4 * fronts,
+                        cfg.nic.cores,
+                        cfg.nic.switch_ns
+                    )
+                }
             ),
             ratio: r,
             published: published.into(),

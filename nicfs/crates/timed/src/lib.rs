@@ -43,6 +43,6 @@ pub mod meter;
 pub mod nicfs;
 pub mod study;
 
-pub use config::{TimedConfig, TimedConfigError};
+pub use config::{PatchLock, TimedConfig, TimedConfigError};
 pub use nicfs::{NicfsMachine, NicfsSetup};
 pub use study::{Access, Pattern, Phase, PhaseResult};

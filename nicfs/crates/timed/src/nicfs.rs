@@ -5,9 +5,16 @@
 //!  host core f: front end f ──(log room? else wait)── Client::write/read ── charge host
 //!  NIC cores:   pipeline f = fetch ─ring─ locate ─ring─ merge ─ring─ patch   (stage k of
 //!               pipeline f on core (4f + k) mod cores; "no pipeline": one task does all four)
-//!               patch holds the engine lock (one journal) while it charges its DMA and the
-//!               host copy engine's work
+//!               patch holds its pipeline's lock (`nic.patch_lock = per_pipeline`, the paper's
+//!               design) or the one engine lock (`engine`, this implementation's one journal)
+//!               while it charges its DMA and the host copy engine's work
 //! ```
+//!
+//! Thread placement: stage k of pipeline f runs on NIC core (4f + k) mod cores, so up to two
+//! front ends every thread has a core of its own, and four front ends put two threads on each
+//! of the eight cores. A core that hosts more than one thread charges `nic.switch_ns` each time
+//! a thread takes it (threads yield the core when they wait: an optimistic reading of threads
+//! that would otherwise spin away their time slice); a core with one thread charges nothing.
 //!
 //! Ordering rule: a step's effects (an append, a patched batch) happen when the step starts,
 //! its time is charged after, so another task may see them up to one step early (a front end
@@ -27,7 +34,7 @@ use nicfs_store::mkfs;
 use sim::sync::{Mutex as SimMutex, Notify, Ring, RingSpec};
 use sim::{CoreId, CoreSpec, Cx, Frequency, Sim, SimDuration};
 
-use crate::config::TimedConfig;
+use crate::config::{PatchLock, TimedConfig};
 use crate::devices::Devices;
 use crate::meter::{Agent, Llc, MeterPm};
 use crate::study::{Access, Phase, PhaseResult, process_offsets};
@@ -184,10 +191,35 @@ impl NicfsMachine {
                 sim.add_core(CoreSpec::new(format!("host {f}"), Frequency::mhz(self.cfg.host.clock_mhz)))
             })
             .collect();
-        let nic = (0..self.cfg.nic.cores)
-            .map(|k| sim.add_core(CoreSpec::new(format!("nic {k}"), Frequency::mhz(self.cfg.nic.clock_mhz))))
+        let threads = self.nic_threads();
+        let nic = (0..self.cfg.nic.cores as usize)
+            .map(|k| {
+                let mut spec = CoreSpec::new(format!("nic {k}"), Frequency::mhz(self.cfg.nic.clock_mhz));
+                if threads[k] > 1 {
+                    spec.switch_cycles = self.cfg.nic.switch_cycles();
+                }
+                sim.add_core(spec)
+            })
             .collect();
         (host, nic)
+    }
+
+    /// The NIC core of stage `k` (0..4) of pipeline `f`; without a pipeline, of its one task.
+    fn nic_core(&self, f: usize, k: usize) -> usize {
+        let n = self.cfg.nic.cores as usize;
+        if self.setup.pipeline { (4 * f + k) % n } else { f % n }
+    }
+
+    /// Back-end threads placed on each NIC core.
+    pub fn nic_threads(&self) -> Vec<usize> {
+        let mut t = vec![0; self.cfg.nic.cores as usize];
+        let stages = if self.setup.pipeline { 4 } else { 1 };
+        for f in 0..self.setup.fronts {
+            for k in 0..stages {
+                t[self.nic_core(f, k)] += 1;
+            }
+        }
+        t
     }
 
     fn run_with(&self, phase: &Phase, seed: u64, with_backend: bool) -> Result<PhaseResult, String> {
@@ -281,8 +313,11 @@ impl NicfsMachine {
         bytes: &Rc<std::cell::Cell<u64>>,
     ) {
         let engine = Rc::new(SimMutex::new(cx, "engine (journal)", ()));
-        let n = nic_cores.len();
         for f in 0..self.setup.fronts {
+            let engine = match self.cfg.nic.patch_lock {
+                PatchLock::Engine => engine.clone(),
+                PatchLock::PerPipeline => Rc::new(SimMutex::new(cx, format!("journal {f}"), ())),
+            };
             let ctx = StageCtx {
                 cx: cx.clone(),
                 sh: self.sh.clone(),
@@ -290,7 +325,7 @@ impl NicfsMachine {
                 copy: self.copy.clone(),
                 dev: dev.clone(),
                 cfg: self.cfg.clone(),
-                engine: engine.clone(),
+                engine,
                 room: rooms.get(f).cloned(),
                 failure: failure.clone(),
                 bytes: bytes.clone(),
@@ -307,7 +342,7 @@ impl NicfsMachine {
                     }
                 };
             if !self.setup.pipeline {
-                let core = nic_cores[f % n];
+                let core = nic_cores[self.nic_core(f, 0)];
                 spawn(core, format!("serial {f}"), Box::pin(serial(ctx, until_empty)));
                 continue;
             }
@@ -315,7 +350,7 @@ impl NicfsMachine {
             let r1 = Rc::new(Ring::new(cx, format!("fetched {f}"), spec.clone()));
             let r2 = Rc::new(Ring::new(cx, format!("located {f}"), spec.clone()));
             let r3 = Rc::new(Ring::new(cx, format!("merged {f}"), spec));
-            let core = |k: usize| nic_cores[(4 * f + k) % n];
+            let core = |k: usize| nic_cores[self.nic_core(f, k)];
             let c = Rc::new(ctx);
             spawn(core(0), format!("fetch {f}"), Box::pin(fetch_stage(c.clone(), r1.clone(), until_empty)));
             spawn(core(1), format!("locate {f}"), Box::pin(locate_stage(c.clone(), r1, r2.clone())));
@@ -368,7 +403,8 @@ impl StageCtx {
         s
     }
 
-    /// Patch, under the engine lock: the NIC's DMA, then the host copy engine's work.
+    /// Patch, under its lock (the pipeline's or the engine's): the NIC's DMA, then the host
+    /// copy engine's work.
     async fn patch(&self, b: &Batch, steps: &[Step]) -> Result<(), ()> {
         let _engine = self.engine.lock().await;
         let r = self.sh.stage_patch(b, steps);
