@@ -12,6 +12,9 @@ pub struct FigureArgs {
 
 #[derive(Subcommand, Debug)]
 pub enum FigureName {
+    /// SoftSSD (the board's measured figures): the software NVMe interface alone, one read's
+    /// command and transfer phases, and throughput by threads 1 -> 64 (reads and writes).
+    Softssd(FigureOpts),
     /// PipeSSD (DAC'24): PipeSSD, DeepFlash, Tradition-4 and Tradition-8 on the pipessd device
     /// with 4 and 8 channels and with half the data cache, over the shared traces (WebSearch,
     /// TPC-C, MSR hm_0) and a Financial-like workload: throughput against Tradition-4, data
@@ -37,6 +40,37 @@ pub enum FigureName {
     /// slowdown (mean latency shared / alone) and the fairness index (least slowdown over
     /// greatest) per point, MQSim's own beside them with `--mqsim`. docs/mqsim-fast18.md.
     MqsimFast18(MqsimFast18Args),
+    /// The fidelity table: one row per published comparison of the five papers (SoftSSD,
+    /// PipeSSD, the host-FTL array, the PCIe study, NICFS): the published value, ssdlab's on
+    /// the default configuration, and whether it reproduces it, or under which condition the
+    /// paper does not state (docs/fidelity.md has the rules and the table this writes).
+    Fidelity(FidelityArgs),
+}
+
+/// Options of `ssdlab figure fidelity`.
+#[derive(Args, Debug, Clone)]
+pub struct FidelityArgs {
+    /// Write the table as Markdown (the body of docs/fidelity.md's table section) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Compare the verdicts with FILE's table (a table this command wrote) and fail, listing
+    /// them, when any comparison is missing, new, or judged differently.
+    #[arg(long, value_name = "FILE")]
+    pub check: Option<PathBuf>,
+    /// Every figure in its --quick form (shrunk devices, short runs; a few minutes in all):
+    /// the verdicts of the quick form, not of the figures.
+    #[arg(long)]
+    pub quick: bool,
+    /// Skip the conditioned runs (the parameters the papers leave open, set as the maps in
+    /// docs/architectures.md and nicfs/BENCHMARKS.md found them): default verdicts only.
+    #[arg(long)]
+    pub no_conditions: bool,
+    /// The shared trace directory (PipeSSD's traces). Default: ../shared/traces.
+    #[arg(long, value_name = "DIR")]
+    pub traces: Option<PathBuf>,
+    /// Seed of every run.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
 }
 
 /// Options of `ssdlab figure mqsim-fast18`.

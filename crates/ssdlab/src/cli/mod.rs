@@ -11,7 +11,9 @@ mod replay;
 mod serve;
 mod sweep;
 
-pub use figure::{FigureArgs, FigureName, FigureOpts, GcTheoryArgs, MqsimFast18Args, PipessdFigureArgs};
+pub use figure::{
+    FidelityArgs, FigureArgs, FigureName, FigureOpts, GcTheoryArgs, MqsimFast18Args, PipessdFigureArgs,
+};
 pub use pts::{PtsArgs, PtsTest};
 pub use replay::{AlignArg, LayoutArg, OthersArg, ReplayArgs, ReplayCmd, ReplayModeArg};
 pub use serve::{ServeArgs, TimingArg};

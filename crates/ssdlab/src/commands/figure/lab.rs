@@ -30,6 +30,81 @@ pub struct Row {
     pub published: String,
     /// How they compare, or why they differ.
     pub note: String,
+    /// Whether the published result is reproduced (`None`: a row that shows a value without
+    /// judging it, or a comparison the paper states in words the model cannot judge).
+    pub verdict: Option<Verdict>,
+}
+
+/// How a measured value stands against a published one (docs/fidelity.md states the rules).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// The published shape, its effect within a factor of two of the published size.
+    Yes,
+    /// The published direction, the size off by more than a factor of two.
+    Direction,
+    /// Not reproduced: the opposite direction, or no effect where the paper reports one.
+    No,
+    /// Not reproduced on the default configuration; reproduced (`Yes` or `Direction`, in
+    /// the second field) under the condition named, which the paper does not state.
+    Under(String, Box<Verdict>),
+}
+
+impl Verdict {
+    /// A relative change (e.g. +0.31 for +31%) against the published one: `Yes` with the
+    /// published sign and within a factor of two of its size, `Direction` with the sign and
+    /// within a factor of ten, `No` otherwise (an effect a tenth of the published one or less
+    /// is no effect: +0.3% against +31% is not the paper's result).
+    pub fn change(measured: f64, published: f64) -> Verdict {
+        let r = measured / published;
+        if measured * published <= 0.0 || !(0.1..=10.0).contains(&r) {
+            Verdict::No
+        } else if (0.5..=2.0).contains(&r) {
+            Verdict::Yes
+        } else {
+            Verdict::Direction
+        }
+    }
+
+    /// A ratio (e.g. 2.2 for x2.2) against the published one: [`change`](Self::change) of
+    /// the ratios less one.
+    pub fn ratio(measured: f64, published: f64) -> Verdict {
+        Verdict::change(measured - 1.0, published - 1.0)
+    }
+
+    /// `Yes` when `value` lies in `lo..=hi`, else `No` (a bound, with the tolerance the
+    /// caller states).
+    pub fn within(value: f64, lo: f64, hi: f64) -> Verdict {
+        if (lo..=hi).contains(&value) { Verdict::Yes } else { Verdict::No }
+    }
+
+    /// A published measurement (a value or a range `lo..=hi`): `Yes` within a factor of two
+    /// of the range (`lo / 2 ..= 2 hi`), else `No`.
+    pub fn near(value: f64, lo: f64, hi: f64) -> Verdict {
+        Verdict::within(value, lo / 2.0, hi * 2.0)
+    }
+
+    /// `Yes` or `No` from a shape test.
+    pub fn shape(holds: bool) -> Verdict {
+        if holds { Verdict::Yes } else { Verdict::No }
+    }
+
+    /// The verdict in a word or a phrase, as the tables print it.
+    pub fn label(&self) -> String {
+        match self {
+            Verdict::Yes => "yes".into(),
+            Verdict::Direction => "direction only".into(),
+            Verdict::No => "no".into(),
+            Verdict::Under(condition, v) => format!("{} with {condition}", v.label()),
+        }
+    }
+}
+
+impl Row {
+    /// Sets the verdict.
+    pub fn judge(&mut self, v: Verdict) {
+        self.verdict = Some(v);
+    }
 }
 
 /// A figure's runs and table.
@@ -141,36 +216,35 @@ impl Lab {
         Ok(())
     }
 
-    /// Adds a line to the table.
-    pub fn row(&mut self, figure: &str, metric: &str, measured: String, published: &str, note: String) {
+    /// Adds a line to the table; [`Row::judge`] on the result says whether it reproduces the
+    /// published value.
+    pub fn row(
+        &mut self,
+        figure: &str,
+        metric: &str,
+        measured: String,
+        published: &str,
+        note: String,
+    ) -> &mut Row {
         self.rows.push(Row {
             figure: figure.into(),
             metric: metric.into(),
             measured,
             published: published.into(),
             note,
+            verdict: None,
         });
+        self.rows.last_mut().expect("just pushed")
+    }
+
+    /// The rows, ending the lab without printing.
+    pub fn into_rows(self) -> Vec<Row> {
+        self.rows
     }
 
     /// Prints the table and writes it under `--out`.
     pub fn finish(self) -> Result<()> {
-        let mut t = String::new();
-        let w = |r: &Row| (r.figure.len(), r.metric.len(), r.measured.len(), r.published.len());
-        let widths = self
-            .rows
-            .iter()
-            .map(w)
-            .fold((6, 6, 7, 9), |a, b| (a.0.max(b.0), a.1.max(b.1), a.2.max(b.2), a.3.max(b.3)));
-        let (a, b, c, d) = widths;
-        let _ =
-            writeln!(t, "{:<a$}  {:<b$}  {:>c$}  {:<d$}  note", "figure", "metric", "ssdlab", "published");
-        for r in &self.rows {
-            let _ = writeln!(
-                t,
-                "{:<a$}  {:<b$}  {:>c$}  {:<d$}  {}",
-                r.figure, r.metric, r.measured, r.published, r.note
-            );
-        }
+        let mut t = text_table(&self.rows);
         let _ = write!(
             t,
             "{} runs in {:.0}s{}",
@@ -181,16 +255,17 @@ impl Lab {
         println!("{t}");
         if let Some(dir) = &self.opts.out {
             super::super::write_json(&dir.join("table.json"), &self.rows)?;
-            let mut csv = String::from("figure,metric,ssdlab,published,note\n");
+            let mut csv = String::from("figure,metric,ssdlab,published,reproduced,note\n");
             for r in &self.rows {
                 let q = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
                 let _ = writeln!(
                     csv,
-                    "{},{},{},{},{}",
+                    "{},{},{},{},{},{}",
                     q(&r.figure),
                     q(&r.metric),
                     q(&r.measured),
                     q(&r.published),
+                    q(&r.verdict.as_ref().map_or(String::new(), Verdict::label)),
                     q(&r.note)
                 );
             }
@@ -200,4 +275,31 @@ impl Lab {
         }
         Ok(())
     }
+}
+
+/// The rows as aligned text: figure, metric, ssdlab's value, the published one, the verdict
+/// (`-` where a row is not judged) and the note.
+pub fn text_table(rows: &[Row]) -> String {
+    let verdicts: Vec<String> =
+        rows.iter().map(|r| r.verdict.as_ref().map_or("-".into(), Verdict::label)).collect();
+    let w = |(r, v): (&Row, &String)| {
+        (r.figure.len(), r.metric.len(), r.measured.len(), r.published.len(), v.len())
+    };
+    let (a, b, c, d, e) = rows.iter().zip(&verdicts).map(w).fold((6, 6, 7, 9, 10), |x, y| {
+        (x.0.max(y.0), x.1.max(y.1), x.2.max(y.2), x.3.max(y.3), x.4.max(y.4))
+    });
+    let mut t = String::new();
+    let _ = writeln!(
+        t,
+        "{:<a$}  {:<b$}  {:>c$}  {:<d$}  {:<e$}  note",
+        "figure", "metric", "ssdlab", "published", "reproduced"
+    );
+    for (r, v) in rows.iter().zip(&verdicts) {
+        let _ = writeln!(
+            t,
+            "{:<a$}  {:<b$}  {:>c$}  {:<d$}  {v:<e$}  {}",
+            r.figure, r.metric, r.measured, r.published, r.note
+        );
+    }
+    t
 }

@@ -2,12 +2,14 @@
 //! values beside every cell, and the reports and plots of the runs behind them. One module per
 //! paper.
 
+mod fidelity;
 mod gc_theory;
 mod hostftl_array;
 mod lab;
 mod mqsim_fast18;
 mod pcie_study;
 mod pipessd;
+mod softssd;
 
 use std::path::{Path, PathBuf};
 
@@ -23,11 +25,13 @@ use crate::cli::{FigureArgs, FigureName};
 
 pub fn run(a: FigureArgs) -> Result<()> {
     match a.name {
+        FigureName::Softssd(o) => softssd::run(&o),
         FigureName::Pipessd(p) => pipessd::run(&p),
         FigureName::HostftlArray(o) => hostftl_array::run(&o),
         FigureName::PcieStudy(o) => pcie_study::run(&o),
         FigureName::GcTheory(o) => gc_theory::run(&o),
         FigureName::MqsimFast18(o) => mqsim_fast18::run(&o),
+        FigureName::Fidelity(o) => fidelity::run(&o),
     }
 }
 
