@@ -26,7 +26,7 @@ pub enum FigureName {
     HostftlArray(FigureOpts),
     /// The PCIe SSD design study (FSSD vs BSSD, with a SATA SSD for power): host memory and
     /// CPU, queued vs legacy latency, scaling with workers, the GC write cliff, power.
-    PcieStudy(FigureOpts),
+    PcieStudy(PcieStudyArgs),
     /// Steady-state write amplification of uniform random 4 KiB writes against the analytic
     /// models of cleaning: over-provisioning 7-50% x greedy, FIFO and cost-benefit on a
     /// page-mapped device (greedy against its mean-field model with the device's block size,
@@ -130,6 +130,18 @@ pub struct GcTheoryArgs {
     /// Seed of every run.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+}
+
+/// Options of `ssdlab figure pcie-study`.
+#[derive(Args, Debug, Clone)]
+pub struct PcieStudyArgs {
+    #[command(flatten)]
+    pub opts: FigureOpts,
+    /// Instead of the study's figures, map where the host-FTL card's scaling with workers
+    /// (published: IOPS x2.2 at 4, latency +289% at 8) appears: host cores 1, 2, 8 x host
+    /// cycles per command submitted and completed 6,000 to 120,000 (the study states neither).
+    #[arg(long)]
+    pub map_workers: bool,
 }
 
 /// Options of the host-FTL array and PCIe study figures.

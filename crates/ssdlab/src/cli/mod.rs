@@ -12,7 +12,8 @@ mod serve;
 mod sweep;
 
 pub use figure::{
-    FidelityArgs, FigureArgs, FigureName, FigureOpts, GcTheoryArgs, MqsimFast18Args, PipessdFigureArgs,
+    FidelityArgs, FigureArgs, FigureName, FigureOpts, GcTheoryArgs, MqsimFast18Args, PcieStudyArgs,
+    PipessdFigureArgs,
 };
 pub use pts::{PtsArgs, PtsTest};
 pub use replay::{AlignArg, LayoutArg, OthersArg, ReplayArgs, ReplayCmd, ReplayModeArg};
