@@ -64,6 +64,11 @@ pub struct ReplayArgs {
     /// flows, one per flow up to the device's queues (flows beyond share them round robin).
     #[arg(long, requires = "trace")]
     pub queues: Option<u32>,
+    /// Each request on the queue pair the trace names: an ssdlab recording's own (on by
+    /// default for recordings), blkparse's CPU (CPU c on queue pair c mod Q + 1 of the device's
+    /// Q, as blk-mq maps CPUs to hardware queues). `--trace-queues=false`: round robin.
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true", requires = "trace")]
+    pub trace_queues: Option<bool>,
     /// Stop after this many records.
     #[arg(long, value_name = "N", requires = "trace")]
     pub max_records: Option<u64>,
