@@ -154,7 +154,9 @@ impl ReplaySpec {
             return Err("max_outstanding must be at least 1".into());
         }
         if self.trace_queues == Some(true) && self.volume_flows.is_some() {
-            return Err("--trace-queues puts requests on the trace's own queues: leave out the volume flows".into());
+            return Err(
+                "--trace-queues puts requests on the trace's own queues: leave out the volume flows".into()
+            );
         }
         Ok(())
     }

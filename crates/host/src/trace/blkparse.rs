@@ -137,7 +137,15 @@ impl LineParser for BlkparseParser {
         fields::check_end(offset, len)?;
         let volume = self.devices.id(&header.device)?;
         let Some(op) = op else { return Ok(None) };
-        Ok(Some(TraceRecord { line, time_ns: Some(header.time_ns), volume, op, offset, len, queue: Some(header.cpu) }))
+        Ok(Some(TraceRecord {
+            line,
+            time_ns: Some(header.time_ns),
+            volume,
+            op,
+            offset,
+            len,
+            queue: Some(header.cpu),
+        }))
     }
 }
 

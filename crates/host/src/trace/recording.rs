@@ -232,20 +232,30 @@ mod tests {
         let mut out = String::new();
         let r = sample();
         r.write(&mut out);
-        let failed = Recorded { error: Some("EIO".into()), device_ns: None, op: RecordedOp::Flush, ..r.clone() };
+        let failed =
+            Recorded { error: Some("EIO".into()), device_ns: None, op: RecordedOp::Flush, ..r.clone() };
         failed.write(&mut out);
-        assert_eq!(out, "1204331 3 2 write-zeroes 8192 4096 fua ok 61820 46079\n1204331 3 2 flush 8192 4096 fua EIO 61820 -\n");
+        assert_eq!(
+            out,
+            "1204331 3 2 write-zeroes 8192 4096 fua ok 61820 46079\n1204331 3 2 flush 8192 4096 fua EIO 61820 -\n"
+        );
         let lines: Vec<&str> = out.lines().collect();
         assert_eq!(Recorded::parse(lines[0].as_bytes()), Ok(r.clone()));
         assert_eq!(Recorded::parse(lines[1].as_bytes()), Ok(failed));
         let rec = r.record(7);
-        assert_eq!((rec.line, rec.time_ns, rec.op, rec.queue, rec.volume), (7, Some(1_204_331), TraceOp::Write, Some(1), 0));
+        assert_eq!(
+            (rec.line, rec.time_ns, rec.op, rec.queue, rec.volume),
+            (7, Some(1_204_331), TraceOp::Write, Some(1), 0)
+        );
     }
 
     #[test]
     fn the_header_comes_first_and_bad_columns_are_named() {
         let mut p = RecordingParser::default();
-        assert_eq!(p.parse(1, b"0 0 1 read 0 4096 - ok 1 1"), Err(BadLine::Missing("recording header line first")));
+        assert_eq!(
+            p.parse(1, b"0 0 1 read 0 4096 - ok 1 1"),
+            Err(BadLine::Missing("recording header line first"))
+        );
         assert!(p.parse(1, b"ssdlab record 2: t_ns").unwrap_err().to_string().contains("version 1"));
         assert_eq!(p.parse(1, RECORDING_HEADER.as_bytes()), Ok(None));
         assert!(p.parse(2, b"0 0 1 read 0 4096 - ok 1 1").unwrap().is_some());

@@ -19,7 +19,10 @@ pub fn run(a: CompareArgs) -> Result<()> {
         return super::compare_requests::run(&a.reports[0], &a.reports[1], a.per_request.as_deref());
     }
     if let Some(p) = &a.per_request {
-        bail!("--per-request {}: for a recording and its replay (`ssdlab compare LIVE.rec SIM.csv`)", p.display());
+        bail!(
+            "--per-request {}: for a recording and its replay (`ssdlab compare LIVE.rec SIM.csv`)",
+            p.display()
+        );
     }
     let reports = a.reports.iter().map(|p| read_report(p)).collect::<Result<Vec<_>, _>>()?;
     let names: Vec<String> = a.reports.iter().map(|p| p.display().to_string()).collect();

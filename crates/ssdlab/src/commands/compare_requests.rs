@@ -178,7 +178,8 @@ fn write_table(path: &Path, live: &[Recorded], sim: &[Simulated]) -> Result<()> 
             "request,t_ns,conn,queue,op,offset,len,live_latency_ns,live_device_ns,sim_id,sim_qid,sim_latency_ns,same"
         )?;
         for (i, (l, s)) in live.iter().zip(sim).enumerate() {
-            let same = l.op.trace_op().name() == s.op && l.offset == s.offset && l.len == s.len && l.queue == s.qid;
+            let same =
+                l.op.trace_op().name() == s.op && l.offset == s.offset && l.len == s.len && l.queue == s.qid;
             writeln!(
                 w,
                 "{i},{},{},{},{},{},{},{},{},{},{},{},{}",
@@ -255,7 +256,8 @@ mod tests {
             live(RecordedOp::WriteZeroes, 4096, 2, 70_000, 50_000),
             live(RecordedOp::Read, 8192, 1, 80_000, 60_000),
         ];
-        let s = [sim(0, "read", 0, 1, 40_000), sim(1, "write", 4096, 1, 55_000), sim(2, "read", 0, 1, 60_000)];
+        let s =
+            [sim(0, "read", 0, 1, 40_000), sim(1, "write", 4096, 1, 55_000), sim(2, "read", 0, 1, 60_000)];
         assert_eq!(mismatches(&l, &s), (1, 1), "the third has another offset, the second another queue");
         let text = render(&l, &s);
         assert!(text.starts_with("3 requests: 2 of 3 in the same order (operation, offset, length), 2 of 3 on the same queue pair"), "{text}");
@@ -270,7 +272,11 @@ mod tests {
     fn a_recording_is_told_from_a_report_by_its_first_line() {
         let dir = tempfile::tempdir().unwrap();
         let (rec, json) = (dir.path().join("a.rec"), dir.path().join("a.json"));
-        std::fs::write(&rec, format!("{RECORDING_HEADER}\n0 0 1 read 0 4096 - ok 5 4\n0 0 1 flush 0 0 - ok 5 4\n")).unwrap();
+        std::fs::write(
+            &rec,
+            format!("{RECORDING_HEADER}\n0 0 1 read 0 4096 - ok 5 4\n0 0 1 flush 0 0 - ok 5 4\n"),
+        )
+        .unwrap();
         std::fs::write(&json, "{}").unwrap();
         assert!(is_recording(&rec) && !is_recording(&json));
         assert_eq!(read_recording(&rec).unwrap().len(), 1, "flushes are not replayed");

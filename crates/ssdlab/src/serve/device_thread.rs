@@ -14,7 +14,7 @@ use firmware::config::DeviceConfig;
 use firmware::device::{Device, Opened, OpenedAs};
 use host::live::{AttachError, LiveError, LiveHost, LiveOp, LiveRequest, LiveStats};
 use host::run::RunOptions;
-use host::trace::{RecordedOp, Recorded};
+use host::trace::{Recorded, RecordedOp};
 use live::proto::Errno;
 use live::{Op, Polled, Replier, Request};
 use report::{Report, RunInfo, assemble};
@@ -434,7 +434,19 @@ fn start_request(
         };
         let mut done = d.borrow_mut();
         let completed = c.now();
-        done.push_back(Done { reply, errno, op: kind, received, submitted, completed, bytes, at, offset, len, fua });
+        done.push_back(Done {
+            reply,
+            errno,
+            op: kind,
+            received,
+            submitted,
+            completed,
+            bytes,
+            at,
+            offset,
+            len,
+            fua,
+        });
         if answer_now && done.len() >= ANSWER_BATCH {
             c.stop(); // back to the loop, which sends these replies
         }

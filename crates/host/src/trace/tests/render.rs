@@ -61,7 +61,15 @@ impl Rendered {
     /// Appends a record's line.
     fn record(&mut self, text: &str, time_ns: u64, volume: u32, op: TraceOp, offset: u64, len: u64) {
         self.line(text);
-        self.want.push(TraceRecord { line: self.lines, time_ns: Some(time_ns), volume, op, offset, len, queue: None });
+        self.want.push(TraceRecord {
+            line: self.lines,
+            time_ns: Some(time_ns),
+            volume,
+            op,
+            offset,
+            len,
+            queue: None,
+        });
     }
 
     /// Appends the noise lines `bits` asks for; a garbage line too if `garbage`.
