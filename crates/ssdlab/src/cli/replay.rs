@@ -9,8 +9,8 @@ use super::{CommonArgs, OutputArgs, StartArgs};
 /// `ssdlab replay TRACE [DEVICE]`.
 #[derive(Args, Debug)]
 pub struct ReplayCmd {
-    /// The trace: SPC, MSR Cambridge CSV, MQSim/DiskSim ASCII, blkparse text or fio iolog
-    /// (v2/v3); the format is detected (or forced with --format); gzip, bzip2 and zstd are
+    /// The trace: SPC, MSR Cambridge CSV, MQSim/DiskSim ASCII, blkparse text, fio iolog
+    /// (v2/v3) or an ssdlab recording (`serve --record`); the format is detected (or forced with --format); gzip, bzip2 and zstd are
     /// read transparently. It is read through once before the device is built, so that a bad
     /// line anywhere, or nothing to replay, fails at once.
     pub trace: PathBuf,
@@ -39,7 +39,7 @@ pub struct ReplayArgs {
     /// Closed-loop mode: commands kept outstanding. Default: 32.
     #[arg(long, requires = "trace")]
     pub depth: Option<u32>,
-    /// Force the trace format: spc, msr, mqsim (or disksim), blkparse, iolog.
+    /// Force the trace format: spc, msr, mqsim (or disksim), blkparse, iolog, recording.
     #[arg(long, value_name = "FORMAT", requires = "trace")]
     pub format: Option<host::trace::TraceFormat>,
     /// Count and skip malformed lines instead of stopping at the first.
