@@ -140,3 +140,82 @@ fn blkparse_cpus_become_queue_pairs_with_trace_queues() {
     assert_eq!(qids(&["--trace-queues"]), by_cpu);
     assert_eq!(qids(&[]), (0..24).map(|i| (i % 8) as u16 + 1).collect::<Vec<_>>(), "round robin over 8");
 }
+
+/// A recording replays to the same report twice (wall-clock fields aside), each request on the
+/// queue pair it names.
+#[test]
+fn a_recording_replays_deterministically_on_its_own_queue_pairs() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("hand.rec");
+    let mut text = format!("{}\n# written by hand\n", host::trace::RECORDING_HEADER);
+    for i in 0..40u64 {
+        let (conn, queue) = if i % 2 == 0 { (0, 1) } else { (1, 3) };
+        let op = ["read", "write", "write-zeroes", "read"][i as usize % 4];
+        text.push_str(&format!("{} {conn} {queue} {op} {} 4096 - ok 60000 45000\n", i * 20_000, i * 8192));
+    }
+    text.push_str("800000 0 1 flush 0 0 - ok 90000 80000\n");
+    std::fs::write(&rec, text).unwrap();
+    let run = |n: u32| {
+        let (json, csv) = (dir.path().join(format!("{n}.json")), dir.path().join(format!("{n}.csv")));
+        ok(&[
+            "replay",
+            rec.to_str().unwrap(),
+            "--precondition",
+            "none",
+            "--blocks",
+            "16",
+            "--json",
+            json.to_str().unwrap(),
+            "--per-request",
+            csv.to_str().unwrap(),
+        ]);
+        let mut v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let o = v.as_object_mut().unwrap();
+        assert!(o.remove("wall_time_s").is_some() && o.remove("requests_per_wall_sec").is_some());
+        (v, std::fs::read_to_string(&csv).unwrap())
+    };
+    let ((a, csv_a), (b, csv_b)) = (run(1), run(2));
+    assert_eq!(a, b);
+    assert_eq!(csv_a, csv_b);
+    assert_eq!(a["replay"]["format"], "recording");
+    assert_eq!(
+        (a["replay"]["commands"].as_u64(), a["replay"]["skipped_flushes"].as_u64()),
+        (Some(40), Some(1))
+    );
+    let mut rows: Vec<(u64, u16)> = csv_a
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f[0].parse().unwrap(), f[2].parse().unwrap())
+        })
+        .collect();
+    rows.sort();
+    let want: Vec<u16> = (0..40).map(|i| if i % 2 == 0 { 1 } else { 3 }).collect();
+    assert_eq!(rows.into_iter().map(|r| r.1).collect::<Vec<_>>(), want);
+}
+
+/// A recording file that cannot be created is a one-line error before the image is made.
+#[test]
+fn a_recording_that_cannot_be_created_stops_serve_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let image = dir.path().join("x.img");
+    let sock = dir.path().join("x.sock");
+    let out = super::ssdlab(&[
+        "serve",
+        "--image",
+        image.to_str().unwrap(),
+        "--unix",
+        sock.to_str().unwrap(),
+        "--record",
+        "/nonexistent-dir/live.rec",
+        "--duration",
+        "1s",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("--record /nonexistent-dir/live.rec: cannot create the recording"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(!image.exists(), "no image is left behind");
+}
