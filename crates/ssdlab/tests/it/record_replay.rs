@@ -219,3 +219,36 @@ fn a_recording_that_cannot_be_created_stops_serve_in_one_line() {
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(!image.exists(), "no image is left behind");
 }
+
+/// The recording reaches its file once a second without a clean shutdown: after a kill -9 it
+/// holds every request answered before its last hand-over, and reads back as a recording.
+#[test]
+fn a_kill_9_keeps_the_recording_up_to_its_last_hand_over() {
+    if !have("fio") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (image, rec) = (dir.path().join("k.img"), dir.path().join("k.rec"));
+    let args = ["softssd", "--quiet", "--timing", "none", "--record", rec.to_str().unwrap()];
+    let server = Server::launch(dir.path(), &image, &args, Stdio::piped());
+    let uri = format!("nbd+unix:///ssdlab?socket={}", server.sock.display());
+    let fio = Process::new("fio")
+        .current_dir(dir.path())
+        .args(["--name=w", "--ioengine=nbd", &format!("--uri={uri}"), "--rw=randwrite", "--bs=4k"])
+        .args(["--iodepth=4", "--number_ios=1000", "--size=64m"])
+        .output()
+        .expect("fio runs");
+    assert!(fio.status.success(), "{}", String::from_utf8_lossy(&fio.stderr));
+    // The server is idle now; its next stats tick hands the buffer to the writer thread. Wait
+    // for it (a liveness bound, not a measurement), then kill.
+    let lines = || std::fs::read_to_string(&rec).map_or(0, |t| t.lines().count());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while lines() < 1002 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    server.kill();
+    let reader = host::trace::TraceReader::open(&rec, host::trace::ReadOptions::default()).unwrap();
+    let records: Vec<_> = reader.collect::<Result<_, _>>().unwrap();
+    assert_eq!(records.len(), 1000, "every request answered before the kill");
+    assert!(records.iter().all(|r| r.op == host::trace::TraceOp::Write && r.len == 4096));
+}
