@@ -52,6 +52,10 @@ fn synthetic(format: TraceFormat) -> String {
     if format == TraceFormat::Iolog {
         out.push_str("fio version 3 iolog\n");
     }
+    if format == TraceFormat::Recording {
+        out.push_str(host::trace::RECORDING_HEADER);
+        out.push('\n');
+    }
     let mut time_ns: u64 = 0;
     for seq in 0..SYNTHETIC_RECORDS {
         time_ns += rng.next() % 100_000;
@@ -92,6 +96,14 @@ fn synthetic(format: TraceFormat) -> String {
                 out,
                 "{} /dev/nvme{volume}n1 {} {} {}",
                 time_ns / 1000,
+                if read { "read" } else { "write" },
+                sector * 512,
+                sectors * 512
+            ),
+            TraceFormat::Recording => writeln!(
+                out,
+                "{time_ns} {volume} {} {} {} {} - ok 50000 40000",
+                volume + 1,
                 if read { "read" } else { "write" },
                 sector * 512,
                 sectors * 512

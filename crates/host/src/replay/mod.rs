@@ -94,6 +94,10 @@ pub struct ReplaySpec {
     /// Each volume's requests and footprint, from a [`scan`] already made (`None`: the replay
     /// scans the trace itself when it needs them).
     pub scanned: Option<std::collections::BTreeMap<u32, VolumeScan>>,
+    /// Each request on the queue the trace names ([`TraceRecord::queue`]: a recording's queue
+    /// pair, blkparse's CPU), on queue pair `queue mod Q + 1` of the device's Q; requests
+    /// without one go round robin. `None`: on for ssdlab recordings, off for other formats.
+    pub trace_queues: Option<bool>,
 }
 
 impl ReplaySpec {
@@ -115,6 +119,7 @@ impl ReplaySpec {
             layout: Layout::Offsets,
             volume_flows: None,
             scanned: None,
+            trace_queues: None,
         }
     }
 
@@ -148,6 +153,11 @@ impl ReplaySpec {
         if self.max_outstanding == 0 {
             return Err("max_outstanding must be at least 1".into());
         }
+        if self.trace_queues == Some(true) && self.volume_flows.is_some() {
+            return Err(
+                "--trace-queues puts requests on the trace's own queues: leave out the volume flows".into()
+            );
+        }
         Ok(())
     }
 }
@@ -169,6 +179,8 @@ struct Replay {
     issued: Cell<u64>,
     /// The system's host cores (commands and workers are spread over them).
     host_cores: Vec<sim::CoreId>,
+    /// Requests go on the trace's queues ([`ReplaySpec::trace_queues`]).
+    trace_queues: bool,
 }
 
 /// Checks that `spec` can be replayed on `dev`, as [`replay`] does before it starts, and
@@ -250,7 +262,11 @@ pub fn replay(
         regions: plan.regions.clone(),
         align: spec.align,
     };
-    let queues = plan.queues;
+    // A recording's requests on its own queue pairs, unless told otherwise; the device's
+    // queue pairs then all exist, so that queue q of the trace is queue pair q.
+    let trace_queues = spec.trace_queues.unwrap_or(reader.format() == crate::trace::TraceFormat::Recording)
+        && spec.volume_flows.is_none();
+    let queues = if trace_queues { dev.queues().max(1) } else { plan.queues };
     let kinds: Vec<QueueKind> = (1..=queues as u16)
         .map(|q| QueueKind {
             priority: plan.priorities.get(&q).copied().unwrap_or(firmware::hil::Priority::Medium),
@@ -269,7 +285,7 @@ pub fn replay(
         .collect();
     let cx = session.cx.clone();
     let mut stats = ReplayStats::new(&spec.path, &reader, spec.mode, spec.align);
-    stats.layout = Some(plan.report.clone());
+    stats.layout = Some(LayoutReport { queues, ..plan.report.clone() });
     let r = Rc::new(Replay {
         session: session.clone(),
         reader: RefCell::new(reader),
@@ -284,6 +300,7 @@ pub fn replay(
         room: Notify::new(&cx, "replay: room for a command"),
         issued: Cell::new(0),
         host_cores: dev.host_cores(),
+        trace_queues,
     });
     match spec.mode {
         ReplayMode::Timed { speed } => {
@@ -355,7 +372,7 @@ impl Replay {
         };
         let m = self.map.map(rec.volume, rec.offset, rec.len);
         self.stats.borrow_mut().count_mapping(&m);
-        m.pieces.into_iter().map(|(o, n)| (op, o, n, rec.volume)).collect()
+        m.pieces.into_iter().map(|(o, n)| (op, o, n, rec.volume, rec.queue)).collect()
     }
 
     /// A volume's flow (`None`: dropped) and placement identifier. A volume the plan has not
@@ -364,13 +381,16 @@ impl Replay {
         self.plan.route.get(&volume).copied().unwrap_or((Some(0), None))
     }
 
-    fn io(&self, (op, offset, len, volume): Command) -> Io {
+    fn io(&self, (op, offset, len, volume, queue): Command) -> Io {
         let n = self.issued.get();
         self.issued.set(n + 1);
         let queues = self.session.results.borrow().queues as u64;
         let (flow, pid) = self.route(volume);
         let flow = flow.unwrap_or(0);
-        let qid = self.plan.flows[flow as usize].queue.unwrap_or((n % queues) as u16 + 1);
+        let qid = match queue {
+            Some(q) if self.trace_queues => (u64::from(q) % queues) as u16 + 1,
+            _ => self.plan.flows[flow as usize].queue.unwrap_or((n % queues) as u16 + 1),
+        };
         let placement = match (pid, self.spec.pid_per_volume) {
             _ if op != IoOp::Write => self.spec.placement,
             (Some(p), _) => Some(firmware::hil::Placement::Pid(p)),
@@ -435,5 +455,6 @@ impl Replay {
     }
 }
 
-/// One command a record maps to: operation, byte offset, length, and the record's volume.
-type Command = (IoOp, u64, u64, u32);
+/// One command a record maps to: operation, byte offset, length, the record's volume and
+/// its queue in the trace.
+type Command = (IoOp, u64, u64, u32, Option<u32>);

@@ -25,7 +25,10 @@
 //!    I/O and yields no record.
 //! 4. **Address.** `sector + count` gives offset and length in 512-byte sectors; a lone
 //!    `sector` gives the offset and length 0; none gives offset 0, length 0.
-//! 5. **Not events.** Lines whose first field starts with a letter (blkparse's per-CPU and total
+//! 5. **Queues.** The CPU column is the record's [`queue`](TraceRecord::queue): Linux blk-mq
+//!    maps each CPU to a hardware queue, so a replay with trace queues puts CPU c's requests
+//!    on queue pair c mod Q + 1.
+//! 6. **Not events.** Lines whose first field starts with a letter (blkparse's per-CPU and total
 //!    summary, `CPU0 (8,0):`, `Throughput (R/W): ...`) are skipped; any other line that is not an
 //!    event is a bad line.
 //!
@@ -56,6 +59,7 @@ impl BlkparseParser {
 /// The event header fields of an event line: device, time and action.
 struct Header<'a> {
     device: (u32, u32),
+    cpu: u32,
     time_ns: u64,
     action: &'a [u8],
 }
@@ -74,12 +78,12 @@ fn header<'a>(f: &mut impl Iterator<Item = &'a [u8]>) -> Result<Option<Header<'a
     let Some(device) = device(first) else {
         return if first[0].is_ascii_alphabetic() { Ok(None) } else { Err(BadLine::bad("device", first)) };
     };
-    fields::uint("CPU", next(f, "CPU")?)?;
+    let cpu = fields::uint32("CPU", next(f, "CPU")?)?;
     fields::uint("sequence", next(f, "sequence")?)?;
     let time_ns = fields::seconds("time", next(f, "time")?)?;
     fields::uint("PID", next(f, "PID")?)?;
     let action = next(f, "action")?;
-    Ok(Some(Header { device, time_ns, action }))
+    Ok(Some(Header { device, cpu, time_ns, action }))
 }
 
 /// Whether `text` is a blkparse event line (for format detection).
@@ -133,7 +137,15 @@ impl LineParser for BlkparseParser {
         fields::check_end(offset, len)?;
         let volume = self.devices.id(&header.device)?;
         let Some(op) = op else { return Ok(None) };
-        Ok(Some(TraceRecord { line, time_ns: Some(header.time_ns), volume, op, offset, len }))
+        Ok(Some(TraceRecord {
+            line,
+            time_ns: Some(header.time_ns),
+            volume,
+            op,
+            offset,
+            len,
+            queue: Some(header.cpu),
+        }))
     }
 }
 

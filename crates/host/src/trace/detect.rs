@@ -5,7 +5,7 @@
 //! corrupt line does not defeat detection; the line itself is still parsed, and reported, later).
 //! The formats do not overlap, so the order only matters for speed:
 //!
-//! 1. `fio version ...` is a fio iolog header;
+//! 1. `ssdlab record ...` is an ssdlab recording's header, `fio version ...` a fio iolog's;
 //! 2. a line the SPC, MSR or MQSim parser accepts as a request is that format (SPC and MSR differ
 //!    in the second field, a number or a host name; MQSim is space separated);
 //! 3. a line starting `maj,min cpu sequence seconds pid action` is blkparse output.
@@ -17,6 +17,7 @@ use super::iolog;
 use super::mqsim::MqsimParser;
 use super::msr::MsrParser;
 use super::parser::LineParser;
+use super::recording;
 use super::spc::SpcParser;
 
 /// How many non-empty, non-comment lines detection looks at before giving up.
@@ -50,6 +51,9 @@ pub(crate) fn candidate(text: &[u8]) -> Option<TraceFormat> {
 
 /// The format `text` (one non-empty, non-comment line) is unambiguously written in, if any.
 pub(crate) fn line_format(text: &[u8]) -> Option<TraceFormat> {
+    if recording::is_header(text) {
+        return Some(TraceFormat::Recording);
+    }
     if iolog::is_header(text) {
         return Some(TraceFormat::Iolog);
     }
@@ -74,7 +78,9 @@ mod tests {
 
     #[test]
     fn each_format_is_recognised_and_none_is_confused() {
-        let cases: [(&str, Option<TraceFormat>); 10] = [
+        let cases: [(&str, Option<TraceFormat>); 12] = [
+            (super::super::recording::RECORDING_HEADER, Some(TraceFormat::Recording)),
+            ("ssdlab record 2: t_ns", Some(TraceFormat::Recording)),
             ("fio version 2 iolog", Some(TraceFormat::Iolog)),
             ("fio version 3 iolog", Some(TraceFormat::Iolog)),
             ("0,657728,8192,r,0.011413", Some(TraceFormat::Spc)),

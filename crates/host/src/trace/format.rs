@@ -20,15 +20,23 @@ pub enum TraceFormat {
     Blkparse,
     /// fio iolog, version 2 or 3 (the header line says which).
     Iolog,
+    /// An ssdlab recording (`ssdlab serve --record FILE`).
+    Recording,
 }
 
 impl TraceFormat {
     /// Every format, in the order auto-detection tries them.
-    pub const ALL: [TraceFormat; 5] =
-        [TraceFormat::Iolog, TraceFormat::Spc, TraceFormat::Msr, TraceFormat::Mqsim, TraceFormat::Blkparse];
+    pub const ALL: [TraceFormat; 6] = [
+        TraceFormat::Recording,
+        TraceFormat::Iolog,
+        TraceFormat::Spc,
+        TraceFormat::Msr,
+        TraceFormat::Mqsim,
+        TraceFormat::Blkparse,
+    ];
 
     /// The name [`FromStr`] accepts and [`Display`](fmt::Display) prints (`spc`, `msr`, `mqsim`,
-    /// `blkparse`, `iolog`).
+    /// `blkparse`, `iolog`, `recording`).
     pub fn name(self) -> &'static str {
         match self {
             TraceFormat::Spc => "spc",
@@ -36,6 +44,7 @@ impl TraceFormat {
             TraceFormat::Mqsim => "mqsim",
             TraceFormat::Blkparse => "blkparse",
             TraceFormat::Iolog => "iolog",
+            TraceFormat::Recording => "recording",
         }
     }
 }
@@ -48,13 +57,13 @@ impl fmt::Display for TraceFormat {
 
 /// A format name [`TraceFormat::from_str`] does not know.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown trace format '{0}' (expected spc, msr, mqsim, disksim, blkparse or iolog)")]
+#[error("unknown trace format '{0}' (expected spc, msr, mqsim, disksim, blkparse, iolog or recording)")]
 pub struct UnknownFormat(pub String);
 
 impl FromStr for TraceFormat {
     type Err = UnknownFormat;
 
-    /// `spc`, `msr`, `mqsim` (or `disksim`), `blkparse`, `iolog`, in any case.
+    /// `spc`, `msr`, `mqsim` (or `disksim`), `blkparse`, `iolog`, `recording`, in any case.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s.to_ascii_lowercase().as_str() {
             "spc" => Ok(TraceFormat::Spc),
@@ -62,6 +71,7 @@ impl FromStr for TraceFormat {
             "mqsim" | "disksim" => Ok(TraceFormat::Mqsim),
             "blkparse" => Ok(TraceFormat::Blkparse),
             "iolog" => Ok(TraceFormat::Iolog),
+            "recording" => Ok(TraceFormat::Recording),
             _ => Err(UnknownFormat(s.to_string())),
         }
     }

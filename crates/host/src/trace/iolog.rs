@@ -125,6 +125,6 @@ impl LineParser for IologParser {
         fields::check_end(offset, len)?;
         let volume = self.files.id(name)?;
         let time_ns = Some(stamp.unwrap_or(self.waited_ns));
-        Ok(Some(TraceRecord { line, time_ns, volume, op, offset, len }))
+        Ok(Some(TraceRecord { line, time_ns, volume, op, offset, len, queue: None }))
     }
 }

@@ -20,6 +20,7 @@
 //! | [`mqsim`](TraceFormat::Mqsim) | `arrival_ns device lba sectors type` | device | as written | sectors, type 1 read / 0 write |
 //! | [`blkparse`](TraceFormat::Blkparse) | `maj,min cpu seq secs pid action rwbs sector + count ...` | per `maj,min`, first-appearance order | seconds since start | sectors; one action (default `Q`) |
 //! | [`iolog`](TraceFormat::Iolog) | v2 `file action [offset len]`, v3 `usecs file action [offset len]` | per file, first-appearance order | v2: sum of `wait`s (µs); v3: timestamp (µs) | bytes |
+//! | [`recording`](TraceFormat::Recording) | `t_ns conn queue op offset len flags status latency_ns device_ns` after its header | 0 | ns since the server started | bytes |
 //!
 //! Each format's module documents its rules: `blkparse` which lines it takes and how RWBS maps
 //! to operations, `iolog` its header, actions and clocks.
@@ -28,7 +29,7 @@
 //!
 //! 1. **Compression** is detected from the first bytes ([`Compression`]), never from the name.
 //! 2. **Format**: forced by [`ReadOptions::format`] ([`TraceFormat`] parses `spc`, `msr`,
-//!    `mqsim`/`disksim`, `blkparse`, `iolog`), or detected from the first non-empty,
+//!    `mqsim`/`disksim`, `blkparse`, `iolog`, `recording`), or detected from the first non-empty,
 //!    non-comment lines: the first of up to 32 that is unambiguously one format decides.
 //! 3. **Lines** end in `\n` or `\r\n` (a UTF-8 byte order mark before the first is dropped);
 //!    empty lines, white space and comments (`#` first) are skipped; numbers are decimal digits
@@ -54,6 +55,7 @@ mod options;
 mod parser;
 mod reader;
 mod record;
+mod recording;
 mod spc;
 mod volumes;
 
@@ -67,4 +69,5 @@ pub use lines::MAX_LINE_BYTES;
 pub use options::ReadOptions;
 pub use reader::TraceReader;
 pub use record::{TraceOp, TraceRecord};
+pub use recording::{RECORDING_HEADER, Recorded, RecordedOp};
 pub use volumes::MAX_VOLUMES;

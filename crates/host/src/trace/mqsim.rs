@@ -32,6 +32,6 @@ impl LineParser for MqsimParser {
         };
         fields::no_more(&mut f)?;
         fields::check_end(offset, len)?;
-        Ok(Some(TraceRecord { line, time_ns: Some(time), volume, op, offset, len }))
+        Ok(Some(TraceRecord { line, time_ns: Some(time), volume, op, offset, len, queue: None }))
     }
 }

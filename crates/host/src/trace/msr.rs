@@ -42,6 +42,6 @@ impl LineParser for MsrParser {
         fields::uint("ResponseTime", next(&mut f, "ResponseTime")?)?;
         fields::no_more(&mut f)?;
         fields::check_end(offset, len)?;
-        Ok(Some(TraceRecord { line, time_ns: Some(time), volume, op, offset, len }))
+        Ok(Some(TraceRecord { line, time_ns: Some(time), volume, op, offset, len, queue: None }))
     }
 }

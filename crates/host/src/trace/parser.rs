@@ -8,6 +8,7 @@ use super::iolog::IologParser;
 use super::mqsim::MqsimParser;
 use super::msr::MsrParser;
 use super::record::TraceRecord;
+use super::recording::RecordingParser;
 use super::spc::SpcParser;
 
 /// One format's line parser.
@@ -41,6 +42,8 @@ pub(crate) enum Parser {
     Blkparse(BlkparseParser),
     /// fio iolog v2 / v3.
     Iolog(IologParser),
+    /// ssdlab recordings.
+    Recording(RecordingParser),
 }
 
 impl Parser {
@@ -52,6 +55,7 @@ impl Parser {
             TraceFormat::Mqsim => Parser::Mqsim(MqsimParser),
             TraceFormat::Blkparse => Parser::Blkparse(BlkparseParser::new(blkparse_action)),
             TraceFormat::Iolog => Parser::Iolog(IologParser::default()),
+            TraceFormat::Recording => Parser::Recording(RecordingParser::default()),
         }
     }
 }
@@ -65,6 +69,7 @@ impl LineParser for Parser {
             Parser::Mqsim(p) => p.parse(line, text),
             Parser::Blkparse(p) => p.parse(line, text),
             Parser::Iolog(p) => p.parse(line, text),
+            Parser::Recording(p) => p.parse(line, text),
         }
     }
 }

@@ -57,6 +57,11 @@ pub struct TraceRecord {
     pub offset: u64,
     /// Length in bytes (may be 0).
     pub len: u64,
+    /// The submission queue the trace says the request went through, from 0, where it says
+    /// one: an ssdlab recording's NVMe queue pair (its `queue` column minus 1), blkparse's CPU
+    /// (Linux blk-mq maps each CPU to a hardware queue). `None` for the other formats. A
+    /// replay with trace queues puts the request on queue pair `queue mod Q + 1`.
+    pub queue: Option<u32>,
 }
 
 impl TraceRecord {

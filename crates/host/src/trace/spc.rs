@@ -32,6 +32,6 @@ impl LineParser for SpcParser {
         };
         let time = fields::seconds("Timestamp", next(&mut f, "Timestamp")?)?;
         fields::check_end(offset, len)?;
-        Ok(Some(TraceRecord { line, time_ns: Some(time), volume, op, offset, len }))
+        Ok(Some(TraceRecord { line, time_ns: Some(time), volume, op, offset, len, queue: None }))
     }
 }

@@ -87,7 +87,7 @@ pub enum Command {
     /// Draw the figures of a JSON report (as `--plot DIR` does after a run).
     Plot(PlotArgs),
     /// Compare JSON reports side by side: each metric's change from the first file, and the
-    /// settings that differ.
+    /// settings that differ; or a live recording and its replay, request by request.
     Compare(CompareArgs),
     /// Serve the simulated device as a real block device over NBD (data in a NAND image
     /// file; survives a crash; Ctrl-C shuts down cleanly: it answers the requests in flight,
@@ -283,9 +283,14 @@ pub struct PlotArgs {
 /// `ssdlab compare A.json B.json [C.json ...]`.
 #[derive(Args, Debug)]
 pub struct CompareArgs {
-    /// Reports written by `ssdlab run --json FILE`; the first is the baseline.
+    /// Reports written by `ssdlab run --json FILE`; the first is the baseline. Or a recording
+    /// (`ssdlab serve --record`) and its replay's per-request CSV (`ssdlab replay REC
+    /// --per-request SIM.csv`): live and simulated latency request by request.
     #[arg(required = true, num_args = 2.., value_name = "REPORT")]
     pub reports: Vec<PathBuf>,
+    /// With a recording and its replay: write the per-request table (CSV) here.
+    #[arg(long, value_name = "FILE")]
+    pub per_request: Option<PathBuf>,
     /// Also write the comparison as JSON to this file (`-`: to standard output, instead of
     /// the table).
     #[arg(long, value_name = "FILE")]

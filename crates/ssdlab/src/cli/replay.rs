@@ -9,8 +9,8 @@ use super::{CommonArgs, OutputArgs, StartArgs};
 /// `ssdlab replay TRACE [DEVICE]`.
 #[derive(Args, Debug)]
 pub struct ReplayCmd {
-    /// The trace: SPC, MSR Cambridge CSV, MQSim/DiskSim ASCII, blkparse text or fio iolog
-    /// (v2/v3); the format is detected (or forced with --format); gzip, bzip2 and zstd are
+    /// The trace: SPC, MSR Cambridge CSV, MQSim/DiskSim ASCII, blkparse text, fio iolog
+    /// (v2/v3) or an ssdlab recording (`serve --record`); the format is detected (or forced with --format); gzip, bzip2 and zstd are
     /// read transparently. It is read through once before the device is built, so that a bad
     /// line anywhere, or nothing to replay, fails at once.
     pub trace: PathBuf,
@@ -39,7 +39,7 @@ pub struct ReplayArgs {
     /// Closed-loop mode: commands kept outstanding. Default: 32.
     #[arg(long, requires = "trace")]
     pub depth: Option<u32>,
-    /// Force the trace format: spc, msr, mqsim (or disksim), blkparse, iolog.
+    /// Force the trace format: spc, msr, mqsim (or disksim), blkparse, iolog, recording.
     #[arg(long, value_name = "FORMAT", requires = "trace")]
     pub format: Option<host::trace::TraceFormat>,
     /// Count and skip malformed lines instead of stopping at the first.
@@ -64,6 +64,11 @@ pub struct ReplayArgs {
     /// flows, one per flow up to the device's queues (flows beyond share them round robin).
     #[arg(long, requires = "trace")]
     pub queues: Option<u32>,
+    /// Each request on the queue pair the trace names: an ssdlab recording's own (on by
+    /// default for recordings), blkparse's CPU (CPU c on queue pair c mod Q + 1 of the device's
+    /// Q, as blk-mq maps CPUs to hardware queues). `--trace-queues=false`: round robin.
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true", requires = "trace")]
+    pub trace_queues: Option<bool>,
     /// Stop after this many records.
     #[arg(long, value_name = "N", requires = "trace")]
     pub max_records: Option<u64>,

@@ -70,6 +70,13 @@ pub struct ServeArgs {
     /// Seed of the simulation.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Record every request answered to this file, one line each in arrival order: arrival
+    /// (ns since the start), connection, queue pair, operation, offset, length, flags, status,
+    /// the latency the client was given (request read to reply written) and the modelled
+    /// latency. `ssdlab replay FILE` re-runs it in simulation; `ssdlab compare FILE SIM.csv`
+    /// sets the latencies side by side (docs/record-replay.md).
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
     /// Stop by itself after this long (wall clock), e.g. 30s; default: until Ctrl-C or SIGTERM.
     #[arg(long, value_parser = humantime_secs)]
     pub duration: Option<std::time::Duration>,
@@ -80,7 +87,10 @@ const SERVE_EXAMPLES: &str = "Examples:
   nbdinfo nbd://127.0.0.1                   ... then use it from any NBD client
   fio --ioengine=nbd --uri=nbd://127.0.0.1 --rw=randread --bs=4k --iodepth=32 --name=r
   ssdlab serve --timing none --unix /tmp/ssd.sock --image /tmp/ssd.img
-  ssdlab serve pipessd --image p.img --json serve.json   report on Ctrl-C";
+  ssdlab serve pipessd --image p.img --json serve.json   report on Ctrl-C
+  ssdlab serve --record live.rec            every request to live.rec, then:
+  ssdlab replay live.rec softssd --blocks 16 --precondition none --per-request sim.csv
+  ssdlab compare live.rec sim.csv           live and simulated latency side by side";
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TimingArg {

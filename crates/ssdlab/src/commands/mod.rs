@@ -3,6 +3,7 @@
 mod age;
 mod bench;
 mod compare;
+mod compare_requests;
 mod config;
 mod figure;
 mod phys;

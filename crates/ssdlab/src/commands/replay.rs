@@ -66,6 +66,10 @@ pub(crate) fn spec(path: &Path, a: &ReplayArgs) -> Result<ReplaySpec> {
         bail!("--max-records must be at least 1");
     }
     s.max_records = a.max_records;
+    if a.trace_queues == Some(true) && a.queues.is_some() {
+        bail!("--trace-queues puts each request on the trace's own queue: leave out --queues");
+    }
+    s.trace_queues = a.trace_queues;
     s.placement = a.placement;
     s.pid_per_volume = a.pid_per_volume;
     s.validate().map_err(|e| anyhow::anyhow!("{e}"))?;

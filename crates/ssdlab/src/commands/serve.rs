@@ -126,6 +126,7 @@ pub fn run(a: ServeArgs) -> Result<()> {
         server,
         stats: (!a.quiet).then(|| a.stats.clone()),
         max_connections: a.max_connections,
+        record: a.record.clone(),
     };
     // SAFETY: the handler only stores to an atomic, which is async-signal-safe; SIG_IGN is a
     // valid disposition. SIGPIPE is ignored while serving (`main` restores the default for

@@ -136,10 +136,10 @@ impl Backend for DeviceBackend {
 
 /// Waits up to `timeout` (to the microsecond) until the wake-up socket or a connection's socket
 /// is ready for what the connection wants; returns whether the wake-up socket is readable.
-pub(super) fn wait_ready(woken: &UnixStream, conns: &[(u16, Polled)], timeout: Duration) -> bool {
+pub(super) fn wait_ready(woken: &UnixStream, conns: &[(u16, u32, Polled)], timeout: Duration) -> bool {
     let mut fds = Vec::with_capacity(1 + conns.len());
     fds.push(libc::pollfd { fd: woken.as_raw_fd(), events: libc::POLLIN, revents: 0 });
-    for (_, conn) in conns {
+    for (_, _, conn) in conns {
         let read = if conn.wants_read() { libc::POLLIN } else { 0 };
         let write = if conn.wants_write() { libc::POLLOUT } else { 0 };
         // A socket with nothing wanted is left out: a hung-up one would report POLLHUP at once.

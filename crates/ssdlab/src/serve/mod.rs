@@ -17,7 +17,8 @@
 //! Any number of connections, up to `ServeOptions::max_connections`, share the device's NVMe
 //! queue pairs (`host::live::LiveHost`). Files: `serving.rs` starts and stops (listeners bound
 //! before the image is opened), `device_thread.rs` is the loop above, `client.rs` what the clients
-//! saw, `stats.rs` the stats line, `console.rs` printing that never fails.
+//! saw, `stats.rs` the stats line, `record.rs` the `--record` file, `console.rs` printing that
+//! never fails.
 //!
 //! One thread reads, simulates and writes: a request costs no thread hand-off, which on a
 //! small machine matters more than anything else (a wake-up of a reader or writer thread
@@ -46,6 +47,7 @@ mod backend;
 mod client;
 pub mod console;
 mod device_thread;
+mod record;
 mod serving;
 mod stats;
 

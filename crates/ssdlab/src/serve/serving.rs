@@ -15,6 +15,7 @@ use report::Report;
 use super::backend::{DeviceBackend, Msg, ToDevice, to_device};
 use super::client;
 use super::device_thread::{DeviceOptions, device_thread};
+use super::record::Recorder;
 
 /// How completions are paced.
 #[derive(Copy, Clone, Debug, PartialEq)]
@@ -46,6 +47,8 @@ pub struct ServeOptions {
     /// Connections served at a time, spread over the device's queue pairs; one more is
     /// refused with a message saying why (and a line on standard error).
     pub max_connections: usize,
+    /// `--record`: write every request answered to this file (docs/record-replay.md).
+    pub record: Option<PathBuf>,
 }
 
 /// A server running.
@@ -100,6 +103,20 @@ pub fn start(cfg: DeviceConfig, opts: ServeOptions) -> Result<Serving> {
 }
 
 fn start_bound(cfg: DeviceConfig, opts: &ServeOptions, bound: Bound) -> Result<Serving> {
+    let record = match &opts.record {
+        Some(path) => {
+            let timing = match opts.timing {
+                Timing::Model { dilation } => format!("timing model, dilation {dilation}"),
+                Timing::None => "timing none".to_string(),
+            };
+            let about = format!(
+                "device {}, {} blocks per plane, {timing}, seed {}",
+                cfg.name, cfg.geometry.blocks, opts.seed
+            );
+            Some(Recorder::create(path, &about)?)
+        }
+        None => None,
+    };
     let (to_device, inbox) = to_device()?;
     let (ready_tx, ready_rx) = mpsc::channel::<Result<(u64, u32, String)>>();
     let device_opts = DeviceOptions {
@@ -108,6 +125,7 @@ fn start_bound(cfg: DeviceConfig, opts: &ServeOptions, bound: Bound) -> Result<S
         seed: opts.seed,
         stats: opts.stats.clone(),
         max_connections: opts.max_connections,
+        record,
     };
     let device = std::thread::Builder::new()
         .name("ssdlab-device".into())

@@ -16,6 +16,7 @@ mod mqsim_fast18;
 mod plots;
 mod precondition;
 mod pts;
+mod record_replay;
 mod regressions;
 mod reliability;
 mod replay;

@@ -4,6 +4,11 @@ use super::*;
 
 const F: TraceFormat = TraceFormat::Blkparse;
 
+/// `r` submitted from CPU `cpu` (blkparse's CPU column is the record's queue).
+fn on(cpu: u32, r: TraceRecord) -> TraceRecord {
+    TraceRecord { queue: Some(cpu), ..r }
+}
+
 /// A blkparse run over two devices: the life of a few requests, a flush, a discard, message
 /// lines, and the summary trailer.
 const RUN: &str = "\
@@ -37,11 +42,11 @@ fn queue_events_by_default() {
     assert_eq!(
         records(F, RUN),
         [
-            rec(2, 802, 0, TraceOp::Write, 223_490 * 512, 4096),
-            rec(9, 20_000, 1, TraceOp::Read, 4096 * 512, 256 * 512),
-            rec(10, 30_000, 1, TraceOp::Flush, 0, 0),
-            rec(12, 300_000, 1, TraceOp::Trim, 1000 * 512, 2048 * 512),
-            rec(14, 400_000, 0, TraceOp::Write, 8 * 512, 0),
+            on(3, rec(2, 802, 0, TraceOp::Write, 223_490 * 512, 4096)),
+            on(1, rec(9, 20_000, 1, TraceOp::Read, 4096 * 512, 256 * 512)),
+            on(1, rec(10, 30_000, 1, TraceOp::Flush, 0, 0)),
+            on(1, rec(12, 300_000, 1, TraceOp::Trim, 1000 * 512, 2048 * 512)),
+            on(2, rec(14, 400_000, 0, TraceOp::Write, 8 * 512, 0)),
         ]
     );
 }
@@ -53,7 +58,10 @@ fn another_action_and_devices_numbered_by_first_event() {
         TraceReader::from_reader("t", RUN.as_bytes(), options).unwrap().collect::<Result<_, _>>().unwrap();
     assert_eq!(
         got,
-        [rec(11, 215_839, 0, TraceOp::Write, 223_490 * 512, 4096), rec(13, 310_000, 1, TraceOp::Flush, 0, 0)]
+        [
+            on(3, rec(11, 215_839, 0, TraceOp::Write, 223_490 * 512, 4096)),
+            on(1, rec(13, 310_000, 1, TraceOp::Flush, 0, 0))
+        ]
     );
     // Device 8,16 first appears on a non-Q line: it is still volume 0 of its own trace.
     let text =
@@ -72,8 +80,8 @@ fn crlf_comments_huge_offsets_and_unsorted_times() {
     assert_eq!(
         records(F, &text),
         [
-            rec(3, 5_000_000_000, 0, TraceOp::Write, max * 512, 0),
-            rec(4, 1_000_000_000, 0, TraceOp::Read, (max - 1) * 512, 512),
+            on(1, rec(3, 5_000_000_000, 0, TraceOp::Write, max * 512, 0)),
+            on(1, rec(4, 1_000_000_000, 0, TraceOp::Read, (max - 1) * 512, 512)),
         ]
     );
 }

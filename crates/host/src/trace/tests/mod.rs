@@ -20,7 +20,7 @@ use super::*;
 
 /// A record, briefly.
 fn rec(line: u64, time_ns: u64, volume: u32, op: TraceOp, offset: u64, len: u64) -> TraceRecord {
-    TraceRecord { line, time_ns: Some(time_ns), volume, op, offset, len }
+    TraceRecord { line, time_ns: Some(time_ns), volume, op, offset, len, queue: None }
 }
 
 /// A reader over `text` named `t`, with `format` forced (or detected if `None`).

@@ -18,6 +18,7 @@ fn format_names() {
         ("DiskSim", TraceFormat::Mqsim),
         ("blkparse", TraceFormat::Blkparse),
         ("iolog", TraceFormat::Iolog),
+        ("recording", TraceFormat::Recording),
     ] {
         assert_eq!(TraceFormat::from_str(name), Ok(format));
     }
@@ -26,7 +27,7 @@ fn format_names() {
     }
     assert_eq!(
         "csv".parse::<TraceFormat>().unwrap_err().to_string(),
-        "unknown trace format 'csv' (expected spc, msr, mqsim, disksim, blkparse or iolog)"
+        "unknown trace format 'csv' (expected spc, msr, mqsim, disksim, blkparse, iolog or recording)"
     );
 }
 

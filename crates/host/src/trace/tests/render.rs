@@ -61,7 +61,15 @@ impl Rendered {
     /// Appends a record's line.
     fn record(&mut self, text: &str, time_ns: u64, volume: u32, op: TraceOp, offset: u64, len: u64) {
         self.line(text);
-        self.want.push(TraceRecord { line: self.lines, time_ns: Some(time_ns), volume, op, offset, len });
+        self.want.push(TraceRecord {
+            line: self.lines,
+            time_ns: Some(time_ns),
+            volume,
+            op,
+            offset,
+            len,
+            queue: None,
+        });
     }
 
     /// Appends the noise lines `bits` asks for; a garbage line too if `garbage`.
@@ -212,6 +220,9 @@ pub(super) fn blkparse(raws: &[Raw], crlf: bool, garbage: bool) -> Rendered {
         let (offset, len) = if op == TraceOp::Flush { (0, 0) } else { (sector * 512, count * 512) };
         let volume = names.id(device);
         out.record(&format!("{} {rwbs:>3} {text_after}", head("Q")), r.time, volume, op, offset, len);
+        if let Some(want) = out.want.last_mut() {
+            want.queue = Some(u32::from(r.noise % 4));
+        }
         if r.noise & 0x2000 != 0 {
             out.line(&format!("{} {rwbs:>3} {text_after}", head("G")));
             out.line(&format!("{} {rwbs:>3} {sector} + {count} [0]", head("C")));
