@@ -498,7 +498,7 @@ mod tests {
         let b = c.insert(0, Lpn(2), LineState::Dirty, t(2));
         assert!(!c.has_free(0) && c.has_free(1), "partition 0 is full, 1 is not");
         for l in 10..14 {
-            c.insert(1, Lpn(l), LineState::Clean, t(l));
+            c.insert(1, Lpn(l), LineState::Clean, t(l as u16));
         }
         assert!(!c.has_free(1));
         assert_eq!(c.clean_victim(0), Some(a), "partition 0's victim is its own line");
@@ -521,7 +521,7 @@ mod tests {
         let mut c = DataCache::new(4);
         let t = |v| UnitData::Tag(DataTag(v));
         for l in 0..3 {
-            c.insert(0, Lpn(l), LineState::Clean, t(l));
+            c.insert(0, Lpn(l), LineState::Clean, t(l as u16));
         }
         let f = c.insert(0, Lpn(3), LineState::Filling, t(3));
         c.partition(&[2, 2]);

@@ -224,10 +224,11 @@ pub fn check(dev: &dyn System, spec: &ReplaySpec) -> Result<Plan, RunError> {
         name: spec.path.file_name().map_or_else(|| "trace".into(), |n| n.to_string_lossy().into_owned()),
     })
     .map_err(RunError::Replay)?;
-    if plan.flows.len() > 1 && plan.flows.iter().any(|f| f.queue.is_none()) {
-        if !dev.config().ftl.cache.partition.is_shared() {
-            return Err(RunError::Partition("the trace's flows share queues; a partitioned cache knows a flow by its queues (give each volume flow its own queue)".into()));
-        }
+    let shared_queues = plan.flows.len() > 1 && plan.flows.iter().any(|f| f.queue.is_none());
+    if shared_queues && !dev.config().ftl.cache.partition.is_shared() {
+        return Err(RunError::Partition(
+            "the trace's flows share queues; a partitioned cache knows a flow by its queues (give each volume flow its own queue)".into(),
+        ));
     }
     crate::run::check_partition(dev, plan.flows.len() as u32)?;
     Ok(plan)

@@ -68,6 +68,9 @@ fn a_partitioned_cache_protects_a_small_hot_set_from_a_streaming_neighbour() {
     // A shared cache reports no partitions; a split one, each flow's half and its hits.
     assert!(shared["flows"][0].get("cache").is_none(), "{}", shared["flows"][0]);
     let (hot, stream) = (&equal["flows"][0]["cache"], &equal["flows"][1]["cache"]);
+    // The fields python/ssdlab/_report.pyi declares as FlowCache.
+    let keys: Vec<&str> = hot.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(keys, ["lines", "read_hit_ratio", "read_hits", "read_misses"], "{hot}");
     assert_eq!((hot["lines"].as_u64(), stream["lines"].as_u64()), (Some(512), Some(512)));
     let ratio = |c: &Value| c["read_hit_ratio"].as_f64().unwrap();
     assert!(ratio(hot) > 0.5 && ratio(stream) < 0.05, "hot {hot}, stream {stream}");
