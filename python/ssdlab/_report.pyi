@@ -52,6 +52,15 @@ class FlowReport(Section):
     total: Throughput
     alone_latency_mean_ns: float | None
     slowdown: float | None
+    cache: FlowCache | None
+
+class FlowCache(Section):
+    """A flow's data-cache partition (docs/report-schema.md, `flows[].cache`)."""
+
+    lines: int
+    read_hits: int
+    read_misses: int
+    read_hit_ratio: float | None
 
 class VolumeLayout(Section):
     """Where one volume of a replayed trace went (docs/report-schema.md, `replay.layout`)."""

@@ -48,6 +48,9 @@ pub struct FlowMetrics {
     pub ops: [OpMetrics; 3],
     /// Its last completion (its measured window runs from the run's window start to here).
     pub window_end: SimTime,
+    /// Its data-cache partition's lines and reads (only when `ftl.cache.partition` splits the
+    /// cache between flows).
+    pub cache: Option<firmware::ftl::PartCounts>,
 }
 
 impl FlowMetrics {
@@ -231,6 +234,18 @@ pub enum RunError {
     /// A job's isolation knobs (confinement, queue priority) cannot work on this device.
     #[error("{0}")]
     Isolation(String),
+    /// The data cache cannot be split between the flows as `ftl.cache.partition` says.
+    #[error("ftl.cache.partition: {0}")]
+    Partition(String),
+}
+
+/// Checks that `flows` flows can split the device's data cache as `ftl.cache.partition` says
+/// (nothing to check for a shared cache).
+pub(crate) fn check_partition(dev: &dyn System, flows: u32) -> Result<(), RunError> {
+    if dev.config().ftl.cache.partition.is_shared() {
+        return Ok(());
+    }
+    dev.front().check_flows(flows).map_err(RunError::Partition)
 }
 
 /// Checks that `jobs` can run on `dev`, as [`run_jobs_with`] does before it starts them, without
@@ -255,7 +270,7 @@ pub fn check(dev: &dyn System, jobs: &[JobSpec]) -> Result<(), RunError> {
     crate::zbd::ZoneBook::check(dev, jobs)?;
     let clones: u32 = jobs.iter().map(|j| j.numjobs).sum();
     queue_plan(dev, jobs, clones.min(dev.queues()).max(1))?;
-    Ok(())
+    check_partition(dev, jobs.len() as u32)
 }
 
 /// Each job's queue kind: its priority class (which needs weighted arbitration) and the planes
@@ -285,10 +300,21 @@ fn queue_plan(dev: &dyn System, jobs: &[JobSpec], queues: u32) -> Result<Vec<Que
     let clones: Vec<usize> =
         jobs.iter().enumerate().flat_map(|(j, s)| std::iter::repeat_n(j, s.numjobs as usize)).collect();
     let mut kinds: Vec<Option<(usize, QueueKind)>> = vec![None; queues as usize];
+    let partitioned = !dev.config().ftl.cache.partition.is_shared();
     for (i, &job) in clones.iter().enumerate() {
         let q = i % queues as usize;
         let want = &job_kinds[job];
         match &kinds[q] {
+            Some((other, _)) if partitioned && *other != job => {
+                return Err(RunError::Partition(format!(
+                    "jobs {} and {} share queue {} (the device has {} I/O queues for {} clones), but a partitioned cache knows a flow by its queues; raise host.queues or lower numjobs",
+                    jobs[*other].name,
+                    jobs[job].name,
+                    q + 1,
+                    dev.queues(),
+                    clones.len()
+                )));
+            }
             None => kinds[q] = Some((job, want.clone())),
             Some((other, k)) if k != want => {
                 return Err(RunError::Isolation(format!(
@@ -359,6 +385,10 @@ pub fn run_jobs_with(
     let ramp = instances.iter().map(|i| i.stream.spec().ramp_time).max().unwrap_or_default();
     let kinds = queue_plan(dev, jobs, queues)?;
     let session = Rc::new(Session::open_with(dev, queues, &kinds, ramp, opts)?);
+    let queue_flows: Vec<Option<u32>> = (0..queues as usize)
+        .map(|q| instances.get(q).map(|inst| inst.job as u32)) // clone i uses queue i % queues + 1
+        .collect();
+    session.bind_flows(dev, &queue_flows, jobs.len() as u32)?;
     let zones = match jobs.iter().any(|j| j.zbd.is_some()) {
         true => Some(Rc::new(crate::zbd::ZoneBook::read(dev, jobs)?)),
         false => None,

@@ -132,6 +132,21 @@ impl Session {
         Ok(s)
     }
 
+    /// Tells the device which flow each queue serves (`queue_flows[q - 1]`, out of `flows`),
+    /// so that it splits its data cache between them if `ftl.cache.partition` asks; a shared
+    /// cache (the default) is left alone.
+    pub fn bind_flows(
+        &self,
+        dev: &dyn System,
+        queue_flows: &[Option<u32>],
+        flows: u32,
+    ) -> Result<(), RunError> {
+        if dev.config().ftl.cache.partition.is_shared() {
+            return Ok(());
+        }
+        self.front.bind_flows(queue_flows, flows).map_err(RunError::Partition)
+    }
+
     /// Submits `io` (waiting while its queue is full) and records its completion; it counts
     /// in the results if it was submitted at or after `measured_from`. Returns whether it
     /// succeeded.
@@ -275,6 +290,9 @@ impl Session {
     pub fn finish(&self, dev: &dyn System) -> HostResults {
         self.finished.set(true);
         let mut results = self.results.borrow().clone();
+        for (f, part) in results.flows.iter_mut().zip(self.front.cache_partitions()) {
+            f.cache = Some(part);
+        }
         if let [flow] = results.flows.as_mut_slice() {
             flow.ops = results.ops.clone();
             flow.window_end = results.window_end;

@@ -103,6 +103,13 @@ pub fn assemble(dev: &dyn System, host: &HostResults, info: &RunInfo) -> Report 
                 total,
                 alone_latency_mean_ns: None,
                 slowdown: None,
+                cache: f.cache.map(|c| FlowCache {
+                    lines: c.capacity,
+                    read_hits: c.hits,
+                    read_misses: c.misses,
+                    read_hit_ratio: (c.hits + c.misses > 0)
+                        .then(|| c.hits as f64 / (c.hits + c.misses) as f64),
+                }),
             }
         })
         .collect();

@@ -250,6 +250,24 @@ pub struct FlowReport {
     /// With `--alone`: its mean latency shared over alone (MQSim's slowdown; `None` without it).
     #[serde(default)]
     pub slowdown: Option<f64>,
+    /// Its share of the data cache and the host reads it served, when `ftl.cache.partition`
+    /// splits the cache between flows (absent with a shared cache).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<FlowCache>,
+}
+
+/// A flow's data-cache partition.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct FlowCache {
+    /// Lines the partition holds at most.
+    pub lines: u32,
+    /// Host reads of units served from the cache (counted from the start of the run, ramp
+    /// included).
+    pub read_hits: u64,
+    /// Host reads of units that went to flash.
+    pub read_misses: u64,
+    /// `read_hits` over both (`None` with no reads).
+    pub read_hit_ratio: Option<f64>,
 }
 
 /// One direction's results.

@@ -389,10 +389,17 @@ const FLOW_ROWS: usize = 32;
 /// One line per flow and direction (a run of several jobs, a replay's volumes): who got what.
 fn flow_table(s: &mut String, r: &Report) {
     let us = |ns: f64| format!("{:.0}", ns / 1e3);
-    let _ = writeln!(
+    // A partitioned data cache adds each flow's lines and read hit ratio (on its first row).
+    let cached = r.flows.iter().any(|f| f.cache.is_some());
+    let _ = write!(
         s,
         "{:<16} {:<6} {:>9} {:>10} {:>9} | latency us: {:>8} {:>8} {:>8} {:>8}",
         "flow (queues)", "op", "count", "IOPS", "MB/s", "mean", "p99", "p99.99", "max"
+    );
+    let _ = writeln!(
+        s,
+        "{}",
+        if cached { format!(" | cache: {:>8} {:>6}", "lines", "hit%") } else { String::new() }
     );
     for f in r.flows.iter().take(FLOW_ROWS) {
         let queues = f.queues.iter().map(|q| q.to_string()).collect::<Vec<_>>().join(",");
@@ -400,9 +407,9 @@ fn flow_table(s: &mut String, r: &Report) {
         if label.chars().count() > 16 {
             label = format!("{}~", label.chars().take(15).collect::<String>());
         }
-        for (op, o) in &f.ops {
+        for (k, (op, o)) in f.ops.iter().enumerate() {
             let l = &o.latency_ns;
-            let _ = writeln!(
+            let _ = write!(
                 s,
                 "{label:<16} {op:<6} {:>9} {:>10.0} {:>9.1} | {:>20} {:>8} {:>8} {:>8}",
                 o.throughput.count,
@@ -413,6 +420,14 @@ fn flow_table(s: &mut String, r: &Report) {
                 us(l.p9999 as f64),
                 us(l.max as f64),
             );
+            let cache = match &f.cache {
+                Some(c) if k == 0 => {
+                    let hit = c.read_hit_ratio.map_or("-".into(), |h| format!("{:.1}", h * 100.0));
+                    format!(" | {:>15} {hit:>6}", c.lines)
+                }
+                _ => String::new(),
+            };
+            let _ = writeln!(s, "{cache}");
         }
     }
     if r.flows.len() > FLOW_ROWS {

@@ -78,6 +78,12 @@ pub struct CacheConfig {
     /// Default: two per plane of the array.
     #[serde(default)]
     pub flush_parallel: Option<u32>,
+    /// How the lines are split between flows: `"shared"` (one LRU order for all), `"equal"`
+    /// (an equal share each) or a list of fractions, one per flow in the order of the jobs,
+    /// summing to 1. A flow's lines are evicted only to make room for that flow. See
+    /// `ftl::partition`. Default: shared.
+    #[serde(default, skip_serializing_if = "crate::ftl::Partition::is_shared")]
+    pub partition: crate::ftl::Partition,
 }
 
 /// How dirty cache lines reach flash.
@@ -111,6 +117,7 @@ impl Default for CacheConfig {
             write_back: WriteBackMode::default(),
             flush_threshold: None,
             flush_parallel: None,
+            partition: crate::ftl::Partition::default(),
         }
     }
 }
@@ -554,6 +561,9 @@ impl FtlConfig {
             })?;
         }
         ensure(self.cache.flush_parallel != Some(0), "cache.flush_parallel", || "must be at least 1".into())?;
+        if let Err(why) = self.cache.partition.validate() {
+            return Err(ConfigError::new("cache.partition", why));
+        }
         let unit = geo.mapping_unit.bytes();
         ensure(
             self.cache.capacity.bytes() >= unit * geo.units_per_page() as u64 * 2,

@@ -434,15 +434,15 @@ impl FtlInner {
         self.fdp.as_ref().map_or(0, |f| f.borrow().lpn_handle[lpn.0 as usize] as u16)
     }
 
-    /// Up to `want` dirty lines for one background write-back under FDP: among the oldest
-    /// dirty lines (four write-backs' worth), the whole pages' worth of each placement, oldest
+    /// Up to `want` of cache partition `part`'s dirty lines for one background write-back under
+    /// FDP or NVM sets: among its oldest dirty lines (four write-backs' worth), the whole pages' worth of each placement, oldest
     /// placement first; if no placement has a page's worth, the oldest placement's lines (a
     /// partly filled page: a handle that stops writing still reaches flash).
-    pub(crate) fn fdp_batch(&self, want: usize) -> Vec<u32> {
+    pub(crate) fn fdp_batch(&self, part: usize, want: usize) -> Vec<u32> {
         let upp = self.geo.units_per_page() as usize;
         let cache = self.cache.borrow();
         let mut groups: Vec<(Placed, Vec<u32>)> = Vec::new();
-        for i in cache.dirty_lru().take(4 * want) {
+        for i in cache.dirty_lru(part).take(4 * want) {
             let p = cache.line(i).place;
             match groups.iter_mut().find(|g| g.0 == p) {
                 Some(g) => g.1.push(i),

@@ -34,20 +34,24 @@ pub struct UnitWrite {
     /// The NVM set of the queue the write came through (0: the whole array): its data goes
     /// only to the set's planes.
     pub set: u8,
+    /// The submission queue the write came through: its flow's cache partition takes the
+    /// line (see [`Ftl::bind_flows`]; 0 and unbound queues: the first partition).
+    pub sq: u16,
 }
 
 impl Ftl {
     /// Reads one mapping unit: from the cache, else from flash (unwritten units read as
     /// zeroes). Adds the time spent to `ph`.
     pub async fn read(&self, lpn: Lpn, ph: &mut Phases) -> Result<UnitData, MediaError> {
-        self.inner.read(lpn, ph).await
+        self.inner.read(lpn, 0, ph).await
     }
 
     /// Reads several mapping units (one host command's): cache hits are served from DRAM, the
     /// rest are looked up and read with one flash read per physical page they share. Adds the
-    /// time of the slowest unit's path to `ph`.
-    pub async fn read_many(&self, lpns: &[Lpn], ph: &mut Phases) -> UnitResults {
-        self.inner.read_many(lpns, ph).await
+    /// time of the slowest unit's path to `ph`. `sq` is the submission queue the command came
+    /// through: a line it fills goes to that queue's flow's cache partition.
+    pub async fn read_many(&self, lpns: &[Lpn], sq: u16, ph: &mut Phases) -> UnitResults {
+        self.inner.read_many(lpns, sq, ph).await
     }
 
     /// Writes part or all of one mapping unit into the cache; with `fua`, returns only once the
@@ -87,11 +91,12 @@ enum CacheRead {
 }
 
 impl FtlInner {
-    async fn read(&self, lpn: Lpn, ph: &mut Phases) -> Result<UnitData, MediaError> {
-        self.read_many(&[lpn], ph).await.pop().expect("one result per unit")
+    async fn read(&self, lpn: Lpn, sq: u16, ph: &mut Phases) -> Result<UnitData, MediaError> {
+        self.read_many(&[lpn], sq, ph).await.pop().expect("one result per unit")
     }
 
-    async fn read_many(&self, lpns: &[Lpn], ph: &mut Phases) -> UnitResults {
+    async fn read_many(&self, lpns: &[Lpn], sq: u16, ph: &mut Phases) -> UnitResults {
+        let part = self.cache_part(sq);
         self.enter(Point::Translate, lpns.first().copied()).await;
         let t0 = self.cx.now();
         self.cx.compute(self.cfg.costs.lookup * lpns.len() as u64).await;
@@ -104,7 +109,7 @@ impl FtlInner {
         for (i, &lpn) in lpns.iter().enumerate() {
             loop {
                 locked += self.lock(Table::Index, Point::Translate).await;
-                let answer = self.cache_read(lpn);
+                let answer = self.cache_read(lpn, part);
                 self.unlock(Table::Index);
                 match answer {
                     CacheRead::Hit(d) => out[i] = Some(Ok(d)),
@@ -122,7 +127,7 @@ impl FtlInner {
                         continue;
                     }
                     CacheRead::WaitFill if self.occupied() == Occupied::Bypass => {
-                        self.cache.borrow_mut().misses += 1; // read around the occupied line
+                        self.cache.borrow_mut().count_read(part, false); // read around the occupied line
                         misses.push(i);
                     }
                     CacheRead::WaitFill => {
@@ -150,28 +155,29 @@ impl FtlInner {
         out.into_iter().map(|r| r.expect("every unit answered")).collect()
     }
 
-    /// The cache's answer for a host read of `lpn` (decided without awaiting).
-    fn cache_read(&self, lpn: Lpn) -> CacheRead {
+    /// The cache's answer for a host read of `lpn` by a flow of partition `part` (decided
+    /// without awaiting). A hit on another flow's line is a hit (the line stays where it is).
+    fn cache_read(&self, lpn: Lpn, part: usize) -> CacheRead {
         let mut cache = self.cache.borrow_mut();
         match cache.lookup(lpn) {
             Some(i) if cache.line(i).state == LineState::Filling => CacheRead::WaitFill,
             Some(i) => {
                 cache.touch(i);
-                cache.hits += 1;
+                cache.count_read(part, true);
                 CacheRead::Hit(cache.line(i).data.clone())
             }
             None => {
-                cache.misses += 1;
+                cache.count_read(part, false);
                 if !self.cfg.cache.read_allocate {
                     return CacheRead::Bypass;
                 }
-                if !cache.has_free()
-                    && let Some(v) = cache.clean_victim()
+                if !cache.has_free(part)
+                    && let Some(v) = cache.clean_victim(part)
                 {
                     cache.remove(v);
                 }
-                if cache.has_free() {
-                    cache.insert(lpn, LineState::Filling, UnitData::zero(false, 0));
+                if cache.has_free(part) {
+                    cache.insert(part, lpn, LineState::Filling, UnitData::zero(false, 0));
                     CacheRead::Fill
                 } else {
                     CacheRead::Bypass // no room without a write-back: read around the cache
@@ -288,6 +294,7 @@ impl FtlInner {
         self.cx.compute(self.cfg.costs.lookup).await;
         self.stats.borrow_mut().host_units_written += 1;
         let place = self.host_placed(w.pid).in_set(w.set);
+        let part = self.cache_part(w.sq);
         let full = w.first_sector == 0 && w.sectors == spu;
         let lpn = w.lpn;
         /// What the cache says about a write.
@@ -319,15 +326,15 @@ impl FtlInner {
                         cache.touch(i);
                         Next::Done
                     }
-                    None if !cache.has_free() => Next::MakeRoom,
+                    None if !cache.has_free(part) => Next::MakeRoom,
                     None if full => {
                         let d = self.full_unit(data.take().expect("written once"));
-                        let i = cache.insert(lpn, LineState::Dirty, d);
+                        let i = cache.insert(part, lpn, LineState::Dirty, d);
                         cache.set_place(i, place);
                         Next::Done
                     }
                     None => {
-                        cache.insert(lpn, LineState::Filling, UnitData::zero(false, 0));
+                        cache.insert(part, lpn, LineState::Filling, UnitData::zero(false, 0));
                         Next::ReadModifyWrite
                     }
                 }
@@ -346,7 +353,7 @@ impl FtlInner {
                     self.waits.wait(WaitKey::Line(lpn)).await;
                     self.waited_for_line(self.cx.now().since(t));
                 }
-                Next::MakeRoom => self.make_free_line().await,
+                Next::MakeRoom => self.make_free_line(part).await,
                 Next::ReadModifyWrite => {
                     self.stats.borrow_mut().rmw_reads += 1;
                     let old = self.read_flash(lpn, ph).await;
@@ -405,8 +412,14 @@ impl FtlInner {
                 Some((i, LineState::Dirty)) => {
                     let upp = self.geo.units_per_page() as usize;
                     let mut batch = vec![i];
+                    let p = self.cache.borrow().owner(i);
                     batch.extend(
-                        self.cache.borrow().oldest_dirty(upp).into_iter().filter(|&j| j != i).take(upp - 1),
+                        self.cache
+                            .borrow()
+                            .oldest_dirty(p, upp)
+                            .into_iter()
+                            .filter(|&j| j != i)
+                            .take(upp - 1),
                     );
                     self.write_back(batch).await;
                 }
@@ -455,29 +468,30 @@ impl FtlInner {
         }
     }
 
-    /// Frees one cache line: evicts the least recently used clean line; else waits for a line
-    /// the write-backs free. In array mode the background write-backs are running (or started
+    /// Frees one line of cache partition `part`: evicts its least recently used clean line;
+    /// else waits for a line the write-backs free. In array mode the background write-backs are running (or started
     /// here); in on-demand mode this request writes back the oldest dirty page itself unless
     /// the lines already being written back to make room will free enough for everyone
     /// waiting. Every write-back or fill that ends wakes all waiters, and a request waits only
     /// while one is in flight, so no wake-up can be lost.
-    async fn make_free_line(&self) {
+    async fn make_free_line(&self, part: usize) {
         let on_demand = self.wb.policy.on_demand();
         loop {
             let batch = {
                 let mut cache = self.cache.borrow_mut();
-                if cache.has_free() {
+                if cache.has_free(part) {
                     return;
                 }
-                if let Some(v) = cache.clean_victim() {
+                if let Some(v) = cache.clean_victim(part) {
                     cache.remove(v);
                     return;
                 }
-                let in_flight = cache.writing_count() + cache.filling_count() > 0;
+                let own = cache.part_counts(part);
+                let in_flight = own.writing + own.filling > 0;
                 if !on_demand || (in_flight && self.wb.freeing.get() > self.wb.line_waiters.get()) {
                     Vec::new() // the background write-backs, or enough lines, are on their way
                 } else {
-                    let batch = cache.oldest_dirty(self.geo.units_per_page() as usize);
+                    let batch = cache.oldest_dirty(part, self.geo.units_per_page() as usize);
                     assert!(in_flight || !batch.is_empty(), "a full cache with no clean, dirty or busy line");
                     batch
                 }

@@ -17,6 +17,7 @@ mod io;
 mod map;
 mod mapping;
 mod mount;
+mod partition;
 pub mod place;
 mod policies;
 mod precondition;
@@ -33,6 +34,7 @@ pub mod zoned;
 
 pub use alloc::{Allocator, Lane};
 pub use blocks::{BlockInfo, BlockManager, BlockUse, PoolState, Stream};
+pub use cache::PartCounts;
 pub use check::Violation;
 pub use config::{
     AllocConfig, CacheConfig, FtlConfig, GcConfig, MappingConfig, RefreshConfig, VictimPolicy, WlConfig,
@@ -46,6 +48,7 @@ pub use gc::victim;
 pub use io::{UnitResults, UnitWrite};
 pub use map::PENDING_ENTRY_BYTES;
 pub use mount::{BlockHint, Mount, MountError, MountReport};
+pub use partition::{Partition, PartitionMode};
 pub use policies::Policies;
 pub use precondition::{Precondition, PreconditionError};
 pub use resume::DramState;

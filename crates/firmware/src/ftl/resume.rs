@@ -84,7 +84,8 @@ impl Ftl {
         for &(lpn, d) in clean.iter().chain(dirty) {
             if cache.lookup(lpn).is_none() {
                 let state = if d { LineState::Dirty } else { LineState::Clean };
-                cache.insert(lpn, state, self.on_flash(lpn, tags));
+                let Some(p) = cache.any_free() else { break };
+                cache.insert(p, lpn, state, self.on_flash(lpn, tags));
             }
         }
         Ok(())

@@ -82,6 +82,9 @@ pub(crate) struct FtlInner {
     pub fdp: Option<RefCell<crate::ftl::fdp::Fdp>>,
     /// NVM sets: plane subsets host data can be confined to (none defined: no confinement).
     pub sets: RefCell<crate::ftl::sets::Sets>,
+    /// The data-cache partition of each submission queue's flow (indexed by queue id; see
+    /// `ftl::partition`). Empty: every queue uses the first (with a shared cache, the only) one.
+    pub queue_part: RefCell<Vec<u8>>,
 }
 
 impl Ftl {
@@ -160,6 +163,7 @@ impl Ftl {
                 zoned: cfg.zoned_ns().map(|z| crate::ftl::zoned::Zoned::new(cx, z, &geo, cfg.op)),
                 fdp,
                 sets: RefCell::default(),
+                queue_part: RefCell::default(),
                 unit_bytes: geo.unit_bytes() as usize,
                 logical,
                 payload,

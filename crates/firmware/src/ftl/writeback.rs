@@ -62,18 +62,30 @@ impl FtlInner {
 
     /// Background write-backs: while the write-back policy wants them, start jobs of the
     /// least recently used dirty lines, each spawned on the FTL core, up to the policy's number
-    /// in flight. Every job that ends calls this again.
+    /// in flight. Every job that ends calls this again. A partitioned cache asks the policy
+    /// about each partition on its own (its lines against its capacity), the partitions in
+    /// turn from the one after the last served, and a job takes one partition's lines.
     pub(crate) fn maybe_flush(&self) {
         let limit = self.wb.policy.parallel();
-        while self.wb.flushing.get() < limit && self.flush_wanted() {
+        let parts = self.cache.borrow().parts();
+        let mut asked = 0;
+        while self.wb.flushing.get() < limit && asked < parts {
+            let part = (self.wb.next_part.get() + asked) % parts;
+            if !self.flush_wanted(part) {
+                asked += 1;
+                continue;
+            }
             let batch = match self.fdp.is_some() || self.sets.borrow().any() {
-                false => self.cache.borrow().oldest_dirty(self.job_units()),
-                true => self.fdp_batch(self.job_units()),
+                false => self.cache.borrow().oldest_dirty(part, self.job_units()),
+                true => self.fdp_batch(part, self.job_units()),
             };
             let (units, places) = self.claim(batch);
             if units.is_empty() {
-                return;
+                asked += 1;
+                continue;
             }
+            self.wb.next_part.set((part + 1) % parts);
+            asked = 0;
             self.wb.flushing.set(self.wb.flushing.get() + 1);
             let me = self.self_rc();
             self.cx.spawn(self.core, "write-back", async move {
@@ -85,14 +97,12 @@ impl FtlInner {
         }
     }
 
-    /// Whether the write-back policy wants more dirty lines on their way to flash.
-    fn flush_wanted(&self) -> bool {
-        let cache = self.cache.borrow();
-        let lines = LineCounts {
-            dirty: cache.dirty_count() as u64,
-            writing: cache.writing_count() as u64,
-            capacity: cache.capacity() as u64,
-        };
+    /// Whether the write-back policy wants more of cache partition `part`'s dirty lines on
+    /// their way to flash.
+    fn flush_wanted(&self, part: usize) -> bool {
+        let c = self.cache.borrow().part_counts(part);
+        let lines =
+            LineCounts { dirty: c.dirty as u64, writing: c.writing as u64, capacity: c.capacity as u64 };
         self.wb.policy.wanted(lines)
     }
 

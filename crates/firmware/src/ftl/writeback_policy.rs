@@ -127,6 +127,8 @@ pub(crate) struct WriteBack {
     pub policy: Rc<dyn WriteBackPolicy>,
     /// Background write-backs in flight.
     pub flushing: Cell<u32>,
+    /// The cache partition the next background write-back looks at first.
+    pub next_part: Cell<usize>,
     /// Lines being written back by requests to make room (on demand).
     pub freeing: Cell<u32>,
     /// Requests waiting for a free line.
@@ -142,6 +144,7 @@ impl WriteBack {
         WriteBack {
             policy,
             flushing: Cell::new(0),
+            next_part: Cell::new(0),
             freeing: Cell::new(0),
             line_waiters: Cell::new(0),
             free_line: Notify::new(cx, "free cache line"),

@@ -270,7 +270,7 @@ impl Controller {
         q.outstanding.set(q.outstanding.get() + 1);
         let (tx, rx) = oneshot::channel(&self.cx, "nvme completion");
         self.cx.sleep(self.link.mmio_latency()).await; // the doorbell write crosses the link
-        let cmd = NvmeCommand { nvm_set: q.nvm_set, ..cmd };
+        let cmd = NvmeCommand { nvm_set: q.nvm_set, sq: qid, ..cmd };
         q.sq.borrow_mut().push_back(Entry {
             id,
             cmd,

@@ -105,7 +105,7 @@ impl Controller {
         let results: crate::ftl::UnitResults = if self.bypass {
             parts.iter().map(|_| Ok(UnitData::zero(self.ns.payload, self.ns.unit_bytes as usize))).collect()
         } else {
-            self.ftl.read_many(&lpns, ph).await
+            self.ftl.read_many(&lpns, cmd.sq, ph).await
         };
         let data = match self.ns.read_data(&parts, &results) {
             Ok(data) => data,

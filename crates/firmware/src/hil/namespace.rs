@@ -198,7 +198,8 @@ impl Namespace {
                     _ => None,
                 };
                 let set = cmd.nvm_set as u8; // the controller admits sets below 256 only
-                UnitWrite { lpn: p.lpn, first_sector: p.first, sectors: p.sectors, data, pid, set }
+                let sq = cmd.sq;
+                UnitWrite { lpn: p.lpn, first_sector: p.first, sectors: p.sectors, data, pid, set, sq }
             })
     }
 

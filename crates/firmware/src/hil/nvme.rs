@@ -81,6 +81,10 @@ pub struct NvmeCommand {
     /// The controller sets it when the command is submitted; whatever the host put here is
     /// replaced.
     pub nvm_set: u16,
+    /// The submission queue the command came through (0: none, a command run without the
+    /// controller). The controller sets it when the command is submitted; the FTL takes the
+    /// queue's flow's data-cache partition from it (`Ftl::bind_flows`).
+    pub sq: u16,
 }
 
 /// A Zone Management command's operation (NVMe Zoned Namespace Command Set Specification,
@@ -245,6 +249,7 @@ impl NvmeCommand {
             placement: None,
             zone: None,
             nvm_set: 0,
+            sq: 0,
         }
     }
 

@@ -165,6 +165,38 @@ impl Front {
         }
     }
 
+    /// Tells the device which flow each I/O queue serves (`queue_flows[q - 1]`) out of `flows`,
+    /// and so splits its data cache as `ftl.cache.partition` says (a shared cache: nothing
+    /// changes). Only an NVMe controller's FTL has a cache to split.
+    pub fn bind_flows(&self, queue_flows: &[Option<u32>], flows: u32) -> Result<(), String> {
+        match self {
+            Front::Nvme(c) => c.ftl.bind_flows(queue_flows, flows),
+            Front::Other(_) => {
+                Err("this system has no NVMe controller with a data cache to partition between flows".into())
+            }
+        }
+    }
+
+    /// Whether `flows` flows can share the device's data cache as `ftl.cache.partition` says
+    /// (the number of shares, the lines each gets), checked before a run.
+    pub fn check_flows(&self, flows: u32) -> Result<(), String> {
+        match self {
+            Front::Nvme(c) => c.ftl.check_partition(flows),
+            Front::Other(_) => {
+                Err("this system has no NVMe controller with a data cache to partition between flows".into())
+            }
+        }
+    }
+
+    /// The data cache's partitions, one per flow, with their lines and reads (empty when the
+    /// cache is shared or the system has none).
+    pub fn cache_partitions(&self) -> Vec<crate::ftl::PartCounts> {
+        match self {
+            Front::Nvme(c) => c.ftl.cache_partitions(),
+            Front::Other(_) => Vec::new(),
+        }
+    }
+
     /// Runs `cmd` from queue `qid` to its completion.
     pub async fn submit(&self, qid: u16, cmd: NvmeCommand) -> NvmeCompletion {
         match self {

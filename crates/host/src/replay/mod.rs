@@ -223,7 +223,7 @@ pub fn check(dev: &dyn System, spec: &ReplaySpec) -> Result<Plan, RunError> {
     let ctl = dev.front();
     let lba = ctl.lba_bytes() as u64;
     let unit = (ctl.unit_bytes() as u64).max(lba);
-    volumes::plan(&volumes::PlanInput {
+    let plan = volumes::plan(&volumes::PlanInput {
         capacity: ctl.capacity_lbas() * lba / unit * unit,
         unit,
         device_queues: dev.queues(),
@@ -235,7 +235,15 @@ pub fn check(dev: &dyn System, spec: &ReplaySpec) -> Result<Plan, RunError> {
         flows: spec.volume_flows.as_ref(),
         name: spec.path.file_name().map_or_else(|| "trace".into(), |n| n.to_string_lossy().into_owned()),
     })
-    .map_err(RunError::Replay)
+    .map_err(RunError::Replay)?;
+    let shared_queues = plan.flows.len() > 1 && plan.flows.iter().any(|f| f.queue.is_none());
+    if shared_queues && !dev.config().ftl.cache.partition.is_shared() {
+        return Err(RunError::Partition(
+            "the trace's flows share queues; a partitioned cache knows a flow by its queues (give each volume flow its own queue)".into(),
+        ));
+    }
+    crate::run::check_partition(dev, plan.flows.len() as u32)?;
+    Ok(plan)
 }
 
 /// Replays `spec` on `dev` and returns what the host measured, with the replay's counts in
@@ -274,6 +282,10 @@ pub fn replay(
         })
         .collect();
     let session = Rc::new(Session::open_with(dev, queues, &kinds, SimDuration::ZERO, opts)?);
+    let queue_flows: Vec<Option<u32>> = (1..=queues as u16)
+        .map(|q| plan.flows.iter().position(|f| f.queue == Some(q)).map(|f| f as u32))
+        .collect();
+    session.bind_flows(dev, &queue_flows, plan.flows.len() as u32)?;
     // One flow for the whole trace (on every queue), or one per volume (or group of volumes).
     session.results.borrow_mut().flows = plan
         .flows

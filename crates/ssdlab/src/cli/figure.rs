@@ -35,7 +35,8 @@ pub enum FigureName {
     /// all of it. docs/gc-theory.md explains the accounting.
     GcTheory(GcTheoryArgs),
     /// MQSim's FAST'18 interference experiments (its `fast18/` folder): back-end contention,
-    /// data-cache contention and queue fetch size 16 and 1024, flow 2's queue depth swept as
+    /// data-cache contention (the cache shared, then split equally between the flows) and queue
+    /// fetch size 16 and 1024, flow 2's queue depth swept as
     /// the configurations do, on `mqsim-default` set as each configuration: each flow's
     /// slowdown (mean latency shared / alone) and the fairness index (least slowdown over
     /// greatest) per point, MQSim's own beside them with `--mqsim`. docs/mqsim-fast18.md.
@@ -84,7 +85,8 @@ pub struct MqsimFast18Args {
     /// its slowdown and fairness go beside ssdlab's.
     #[arg(long, value_name = "DIR")]
     pub mqsim: Option<PathBuf>,
-    /// Only this experiment: backend-contention, qfs-16, qfs-1024 or data-cache-contention.
+    /// Only this experiment: backend-contention, qfs-16, qfs-1024, data-cache-contention or
+    /// data-cache-partitioned.
     #[arg(long)]
     pub experiment: Option<String>,
     /// Simulated time of every run, ms (MQSim's Stop_Time is 10 s, and 100 s for most

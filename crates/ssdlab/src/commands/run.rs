@@ -126,6 +126,9 @@ pub(crate) fn execute(
     let mut report = measure(rig.system(), &rig.initial_state, workload, common.seed, output)?;
     drop(rig);
     if let Some((jobs, default)) = alone {
+        // A flow by itself has the whole data cache: there is no other flow to split it with.
+        let mut solo_cfg = cfg.clone();
+        solo_cfg.ftl.cache.partition = Default::default();
         for (j, job) in jobs.iter().enumerate() {
             eprintln!(
                 "alone: job {} ({} of {}) by itself on the same starting state",
@@ -135,7 +138,7 @@ pub(crate) fn execute(
             );
             let (_, start, _) = starting(device, start_args)?;
             // The same starting state: the fill places every confined job's data as before.
-            let rig = prepare(&cfg, &store, common.seed, start, &mut |sys| {
+            let rig = prepare(&solo_cfg, &store, common.seed, start, &mut |sys| {
                 Ok(host::run::confine_fill(sys, jobs)?)
             })?;
             // The job's own stream: the seed it had as job j of the shared run.

@@ -37,12 +37,20 @@ fn mqsim_fast18_quick_shows_the_shapes_and_reads_mqsims_results() {
         "--mqsim",
         dir.path().join("mqsim").to_str().unwrap(),
     ]);
-    assert!(text.contains("backend-contention") && text.contains("not yet"), "{text}");
+    assert!(text.contains("backend-contention") && text.contains("data-cache-partitioned"), "{text}");
     let points: Vec<Value> =
         serde_json::from_str(&std::fs::read_to_string(out.join("points.json")).unwrap()).unwrap();
     let of = |k: &str| points.iter().filter(|p| p["experiment"] == k).collect::<Vec<_>>();
     let (be, q16, q1024) = (of("backend-contention"), of("qfs-16"), of("qfs-1024"));
     assert_eq!((be.len(), q16.len(), q1024.len(), of("data-cache-contention").len()), (2, 2, 2, 2));
+    // The partitioned run's reports show each flow's half of the cache.
+    assert_eq!(of("data-cache-partitioned").len(), 2);
+    let part: Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("data-cache-partitioned-scenario-6.json")).unwrap(),
+    )
+    .unwrap();
+    let lines = |f: usize| part["flows"][f]["cache"]["lines"].as_u64().unwrap();
+    assert!(lines(0) > 0 && lines(0).abs_diff(lines(1)) <= 1, "{}", part["flows"]);
     for p in &points {
         let f = p["fairness"].as_f64().unwrap();
         let s = [slowdown(p, 0), slowdown(p, 1)];

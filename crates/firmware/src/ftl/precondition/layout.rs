@@ -77,7 +77,8 @@ pub(super) fn fill_cache(ftl: &FtlInner) {
     while (cache.len() as u64) < lines {
         let lpn = Lpn(rng.random_range(0..ftl.logical));
         if cache.lookup(lpn).is_none() {
-            cache.insert(lpn, LineState::Dirty, data.clone());
+            let Some(p) = cache.any_free() else { break };
+            cache.insert(p, lpn, LineState::Dirty, data.clone());
         }
     }
 }

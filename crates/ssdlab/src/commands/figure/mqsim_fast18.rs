@@ -21,10 +21,13 @@
 //!   (fetch size), flow 2 at 2 (8) to 256;
 //! - data-cache contention: uniform hot/cold random writes (`RANDOM_HOTCOLD`: 100-h% of the
 //!   writes to h% of the working set, fio's `zoned`), flow 1 at depth 8 over 1% with h = 1,
-//!   flow 2 at depth 8 to 256, over 1% then 100% with h = 1 then 50, as its six scenarios.
+//!   flow 2 at depth 8 to 256, over 1% then 100% with h = 1 then 50, as its six scenarios;
+//!   flow 1 on channels 0-3 and flow 2 on 4-7 (`Channel_IDs`, job option `channels`);
+//! - data-cache partitioned: the same with the data cache split equally between the two flows
+//!   (`Data_Cache_Sharing_Mode` EQUAL_PARTITIONING, `ftl.cache.partition = "equal"`); each
+//!   flow alone has the whole cache. The CMT is not in play (`Ideal_Mapping_Table`).
 //!
-//! What differs: MQSim confines the data-cache flows to channels 0-3 and 4-7; ssdlab cannot
-//! confine a flow yet (issue 30 item 3), so they share all eight channels here. MQSim's
+//! What differs: MQSim's
 //! `Initial_Occupancy_Percentage` is replaced by a full sequential fill before the read
 //! experiments (reads must find data), and its `Stop_Time` by `--runtime`.
 
@@ -34,8 +37,8 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, ensure};
 use firmware::config::DeviceConfig;
-use firmware::ftl::Precondition;
 use firmware::ftl::config::MappingConfig;
+use firmware::ftl::{Partition, PartitionMode, Precondition};
 use firmware::snapshot::Snapshot;
 use host::run::RunOptions;
 use host::workload::JobSpec;
@@ -68,6 +71,10 @@ struct Experiment {
     fetch: u32,
     /// Ways the flows use (`Chip_IDs`).
     ways: u32,
+    /// Each flow's channels (`Channel_IDs`; `None`: all).
+    channels: [Option<&'static str>; 2],
+    /// The data cache split equally between the flows (`Data_Cache_Sharing_Mode`).
+    partitioned: bool,
 }
 
 fn experiments() -> Vec<Experiment> {
@@ -83,6 +90,28 @@ fn experiments() -> Vec<Experiment> {
         flow2: reads(depths(8)),
         fetch,
         ways: 2,
+        channels: [None; 2],
+        partitioned: false,
+    };
+    let cache = |key, title, partitioned| Experiment {
+        key,
+        title,
+        stem: "datacache-contention",
+        write: true,
+        flow1_depth: 8,
+        flow1_ws: (1.0, 1),
+        flow2: vec![
+            (8, 1.0, 1),
+            (16, 1.0, 1),
+            (32, 100.0, 50),
+            (64, 100.0, 50),
+            (128, 100.0, 50),
+            (256, 100.0, 50),
+        ],
+        fetch: 512,
+        ways: 4,
+        channels: [Some("0-3"), Some("4-7")],
+        partitioned,
     };
     vec![
         Experiment {
@@ -95,31 +124,21 @@ fn experiments() -> Vec<Experiment> {
             flow2: reads(depths(2)),
             fetch: 512,
             ways: 2,
+            channels: [None; 2],
+            partitioned: false,
         },
         fetch("qfs-16", "queue fetch size 16: random 4 KiB reads, flow 1 at QD8", 16),
         fetch("qfs-1024", "queue fetch size 1024: random 4 KiB reads, flow 1 at QD8", 1024),
-        Experiment {
-            key: "data-cache-contention",
-            title: "data-cache contention: hot/cold random 4 KiB writes, flow 1 at QD8 over 1%",
-            stem: "datacache-contention",
-            write: true,
-            flow1_depth: 8,
-            flow1_ws: (1.0, 1),
-            flow2: vec![
-                (8, 1.0, 1),
-                (16, 1.0, 1),
-                (32, 100.0, 50),
-                (64, 100.0, 50),
-                (128, 100.0, 50),
-                (256, 100.0, 50),
-            ],
-            fetch: 512,
-            ways: 4,
-        },
-        // DATA-CACHE PARTITIONING (issue 30 item 3, built in parallel): once `ftl.cache` can be
-        // split equally between flows (MQSim's `Data_Cache_Sharing_Mode` EQUAL_PARTITIONING,
-        // and `CMT_Sharing_Mode` likewise), add the data-cache experiment again here with the
-        // partition on, as `data-cache-partitioned`; its rows and chart follow on their own.
+        cache(
+            "data-cache-contention",
+            "data-cache contention: hot/cold random 4 KiB writes, flow 1 at QD8 over 1%, shared cache",
+            false,
+        ),
+        cache(
+            "data-cache-partitioned",
+            "data-cache contention, the cache split equally between the flows",
+            true,
+        ),
     ]
 }
 
@@ -133,6 +152,9 @@ fn device(lab: &Lab, e: &Experiment, blocks: u32) -> Result<DeviceConfig> {
         c.ftl.cache.read_allocate = false;
         c.host.queue_fetch_size = Some(e.fetch);
         c.host.workers_per_queue = 256;
+        if e.partitioned {
+            c.ftl.cache.partition = Partition::Mode(PartitionMode::Equal);
+        }
     })?;
     if !lab.opts.quick {
         crate::named_device::set_blocks(&mut cfg, blocks)?;
@@ -143,7 +165,7 @@ fn device(lab: &Lab, e: &Experiment, blocks: u32) -> Result<DeviceConfig> {
 }
 
 /// A flow as an fio job: `share` of `shares` of the logical space, over `ws` % of it, `hot` %
-/// of it taking 100-hot % of the requests (0: uniform).
+/// of it taking 100-hot % of the requests (0: uniform), on `channels` (`None`: all).
 #[allow(clippy::too_many_arguments)]
 fn flow(
     name: &str,
@@ -154,6 +176,7 @@ fn flow(
     capacity: u64,
     runtime: &str,
     seed: u64,
+    channels: Option<&str>,
 ) -> JobSpec {
     const ALIGN: u64 = 8192; // Address_Alignment_Unit: 16 sectors
     let region = capacity / shares / ALIGN * ALIGN;
@@ -169,6 +192,9 @@ fn flow(
     set("time_based", "1");
     set("runtime", runtime);
     set("randseed", &seed.to_string());
+    if let Some(c) = channels {
+        set("channels", c);
+    }
     if hot > 0 && hot < 50 {
         set("random_distribution", &format!("zoned:{}/{hot}:{hot}/{}", 100 - hot, 100 - hot));
     }
@@ -304,7 +330,7 @@ pub fn run(a: &MqsimFast18Args) -> Result<()> {
         exps.retain(|e| e.key == only);
         ensure!(
             !exps.is_empty(),
-            "no experiment {only} (backend-contention, qfs-16, qfs-1024, data-cache-contention)"
+            "no experiment {only} (backend-contention, qfs-16, qfs-1024, data-cache-contention, data-cache-partitioned)"
         );
     }
     let total: usize = exps.iter().map(|e| if a.quick { 2 } else { e.flow2.len() }).sum();
@@ -319,11 +345,22 @@ pub fn run(a: &MqsimFast18Args) -> Result<()> {
             f.capacity_lbas() * u64::from(f.lba_bytes())
         };
         let f1 = |shares| {
-            flow("flow-1", e.write, e.flow1_depth, e.flow1_ws, (0, shares), capacity, &runtime, seeds[0])
+            let c = e.channels[0];
+            flow("flow-1", e.write, e.flow1_depth, e.flow1_ws, (0, shares), capacity, &runtime, seeds[0], c)
         };
         let f2 = |i: usize, share, shares| {
             let (d, ws, hot) = e.flow2[i];
-            flow("flow-2", e.write, d, (ws, hot), (share, shares), capacity, &runtime, seeds[1])
+            flow(
+                "flow-2",
+                e.write,
+                d,
+                (ws, hot),
+                (share, shares),
+                capacity,
+                &runtime,
+                seeds[1],
+                e.channels[1],
+            )
         };
         // Flow 1 alone is the same run at every point.
         let alone1 =
@@ -389,13 +426,6 @@ pub fn run(a: &MqsimFast18Args) -> Result<()> {
             points.push(p);
         }
     }
-    lab.row(
-        "data-cache partitioned",
-        "(issue 30 item 3: cache and CMT partitioning)",
-        "not yet".into(),
-        "",
-        "the partitioned variant is added to experiments() once ftl.cache can be split per flow".into(),
-    );
     if let Some(dir) = &a.out {
         super::super::write_json(&dir.join("points.json"), &points)?;
         let mut csv = String::from(

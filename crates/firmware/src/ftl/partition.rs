@@ -1,0 +1,182 @@
+//! The data cache split between flows (MQSim's `Data_Cache_Sharing_Mode`): shared (one
+//! partition of every line, the default), equal shares, or explicit shares per flow.
+//!
+//! A flow is identified by the submission queue a command comes through. The host says which
+//! flow each queue serves ([`Ftl::bind_flows`]) once its queues exist; commands carry their
+//! queue (`NvmeCommand::sq`, stamped by the controller like the NVM set), and a unit read or
+//! written through queue `q` uses the partition of `q`'s flow. Queues never bound (the admin
+//! queue, a queue created after the binding) use the first partition. Each flow needs queues of
+//! its own: the host refuses a partitioned cache when two flows would share a queue.
+//!
+//! In a partitioned cache a flow's lines are evicted, and its dirty lines written back, only to
+//! make room in its own partition; a hit on a line another flow cached is still a hit (the data
+//! is in DRAM), and the line stays in its owner's partition.
+
+use serde::{Deserialize, Serialize};
+
+use crate::ftl::cache::PartCounts;
+use crate::ftl::state::{Ftl, FtlInner};
+
+/// How the data cache is split between flows (`ftl.cache.partition`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Partition {
+    /// `"shared"` or `"equal"`.
+    Mode(PartitionMode),
+    /// A fraction of the lines per flow, in the order of the flows (the jobs), summing to 1.
+    Shares(Vec<f64>),
+}
+
+/// The named partitionings.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PartitionMode {
+    /// Every flow's lines in one LRU order (MQSim's SHARED).
+    Shared,
+    /// Each flow an equal share of the lines (MQSim's EQUAL_PARTITIONING).
+    Equal,
+}
+
+impl Default for Partition {
+    fn default() -> Self {
+        Partition::Mode(PartitionMode::Shared)
+    }
+}
+
+impl Partition {
+    /// Whether every flow shares every line.
+    pub fn is_shared(&self) -> bool {
+        *self == Partition::Mode(PartitionMode::Shared)
+    }
+
+    /// Checks the shares: each a positive fraction, summing to 1.
+    pub fn validate(&self) -> Result<(), String> {
+        let Partition::Shares(s) = self else { return Ok(()) };
+        if s.is_empty() {
+            return Err("give one share per flow (or \"shared\" or \"equal\")".into());
+        }
+        if let Some(x) = s.iter().find(|x| !(x.is_finite() && **x > 0.0)) {
+            return Err(format!("every share must be a positive fraction (got {x})"));
+        }
+        let sum: f64 = s.iter().sum();
+        if (sum - 1.0).abs() > 1e-6 {
+            return Err(format!("the shares sum to {sum}, not 1"));
+        }
+        Ok(())
+    }
+
+    /// Lines per partition for `flows` flows over `lines` lines; each must take at least
+    /// `min_lines` (a background write-back's worth), or a full partition could never start
+    /// one. Shared: one partition. Lines left by rounding go to the first partitions.
+    pub fn capacities(&self, lines: u32, flows: u32, min_lines: u32) -> Result<Vec<u32>, String> {
+        let shares: Vec<f64> = match self {
+            Partition::Mode(PartitionMode::Shared) => return Ok(vec![lines]),
+            Partition::Mode(PartitionMode::Equal) => vec![1.0 / flows as f64; flows as usize],
+            Partition::Shares(s) if s.len() != flows as usize => {
+                return Err(format!("{} shares for {flows} flows: give one share per flow", s.len()));
+            }
+            Partition::Shares(s) => s.clone(),
+        };
+        if flows > 256 {
+            return Err(format!("{flows} flows: a partitioned cache takes 256 at most"));
+        }
+        let mut caps: Vec<u32> = shares.iter().map(|s| (s * lines as f64).floor() as u32).collect();
+        let left = lines.saturating_sub(caps.iter().sum());
+        for c in caps.iter_mut().take(left as usize) {
+            *c += 1;
+        }
+        if let Some((f, c)) = caps.iter().enumerate().find(|(_, c)| **c < min_lines) {
+            return Err(format!(
+                "flow {}'s share is {c} lines, fewer than one write-back takes ({min_lines} lines: a page on every plane of a die); give it a larger share or the cache more capacity",
+                f + 1
+            ));
+        }
+        Ok(caps)
+    }
+}
+
+impl Ftl {
+    /// Tells the FTL which flow each I/O queue serves (`queue_flows[q - 1]` for queue `q`;
+    /// `None`: no flow, the first partition) out of `flows` flows, and splits the data cache
+    /// as `ftl.cache.partition` says. Shared (the default) changes nothing. Lines already
+    /// cached are dealt out to the partitions (see `DataCache::partition`). Errors name the
+    /// problem in one line: shares that do not match the flows, or a share too small.
+    pub fn bind_flows(&self, queue_flows: &[Option<u32>], flows: u32) -> Result<(), String> {
+        let i = &*self.inner;
+        if i.cfg.cache.partition.is_shared() {
+            return Ok(());
+        }
+        let caps = self.partition_lines(flows)?;
+        i.cache.borrow_mut().partition(&caps);
+        let mut table = vec![0u8; queue_flows.len() + 1];
+        for (q, f) in queue_flows.iter().enumerate() {
+            table[q + 1] = f.map_or(0, |f| f.min(flows.saturating_sub(1)) as u8);
+        }
+        *i.queue_part.borrow_mut() = table;
+        i.maybe_flush(); // a partition dealt more dirty lines than it likes starts writing back
+        Ok(())
+    }
+
+    /// Checks that `flows` flows can split the cache as `ftl.cache.partition` says: one share
+    /// per flow, each at least a background write-back's lines.
+    pub fn check_partition(&self, flows: u32) -> Result<(), String> {
+        self.partition_lines(flows).map(drop)
+    }
+
+    fn partition_lines(&self, flows: u32) -> Result<Vec<u32>, String> {
+        let i = &*self.inner;
+        let min = i.job_units() as u32;
+        i.cfg.cache.partition.capacities(i.cache.borrow().capacity(), flows.max(1), min)
+    }
+
+    /// Each cache partition's lines and reads, in the order of the flows (empty when the cache
+    /// is shared).
+    pub fn cache_partitions(&self) -> Vec<PartCounts> {
+        let c = self.inner.cache.borrow();
+        match c.parts() {
+            1 => Vec::new(),
+            n => (0..n).map(|p| c.part_counts(p)).collect(),
+        }
+    }
+}
+
+impl FtlInner {
+    /// The cache partition of submission queue `sq`'s flow.
+    pub(crate) fn cache_part(&self, sq: u16) -> usize {
+        self.queue_part.borrow().get(sq as usize).copied().unwrap_or(0) as usize
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shares_become_lines_and_bad_shares_are_refused() {
+        let shared = Partition::default();
+        assert_eq!(shared.capacities(100, 3, 8), Ok(vec![100]));
+        let equal = Partition::Mode(PartitionMode::Equal);
+        assert_eq!(equal.capacities(100, 3, 8), Ok(vec![34, 33, 33]));
+        let s = Partition::Shares(vec![0.25, 0.75]);
+        assert_eq!(s.validate(), Ok(()));
+        assert_eq!(s.capacities(100, 2, 8), Ok(vec![25, 75]));
+        assert_eq!(s.capacities(100, 3, 8).unwrap_err(), "2 shares for 3 flows: give one share per flow");
+        assert!(s.capacities(100, 2, 30).unwrap_err().starts_with("flow 1's share is 25 lines"));
+        assert_eq!(Partition::Shares(vec![0.5, 0.4]).validate().unwrap_err(), "the shares sum to 0.9, not 1");
+        assert!(Partition::Shares(vec![1.5, -0.5]).validate().is_err());
+        assert!(Partition::Shares(vec![]).validate().is_err());
+    }
+
+    #[test]
+    fn the_config_spells_it_as_a_word_or_a_list() {
+        #[derive(Deserialize)]
+        struct T {
+            p: Partition,
+        }
+        let t = |s: &str| toml::from_str::<T>(s).map(|t| t.p);
+        assert_eq!(t("p = \"equal\"").unwrap(), Partition::Mode(PartitionMode::Equal));
+        assert_eq!(t("p = \"shared\"").unwrap(), Partition::default());
+        assert_eq!(t("p = [0.5, 0.5]").unwrap(), Partition::Shares(vec![0.5, 0.5]));
+        assert!(t("p = \"halves\"").is_err());
+    }
+}
