@@ -199,6 +199,10 @@ pub fn check(dev: &dyn System, spec: &ReplaySpec) -> Result<Plan, RunError> {
                     .into(),
             ));
         }
+        let weighted = matches!(dev.config().host.arbitration, firmware::hil::Arbitration::Weighted { .. });
+        if let Some((v, _)) = f.volumes.iter().find(|(_, s)| s.priority.is_some() && !weighted) {
+            return Err(crate::run::priority_needs_weighted(&format!("volume {v}: priority")));
+        }
     }
     let scanned;
     let volumes = match &spec.scanned {

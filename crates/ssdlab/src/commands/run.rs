@@ -52,17 +52,7 @@ impl Workload {
             }
             Workload::Trace(spec) => {
                 let plan = host::replay::check(sys, spec)?;
-                let mut lines = plan.lines(12);
-                let weighted =
-                    matches!(sys.config().host.arbitration, firmware::hil::Arbitration::Weighted { .. });
-                if !plan.priorities.is_empty() && !weighted {
-                    lines.push(
-                        "warning: volume priorities are set but the device arbitrates round robin, which has no \
-                         classes: add --set host.arbitration.kind=weighted"
-                            .into(),
-                    );
-                }
-                return Ok(lines);
+                return Ok(plan.lines(12));
             }
         }
         Ok(Vec::new())

@@ -151,10 +151,30 @@ fn placement_and_priority_per_volume_from_a_file_or_the_command_line() {
     let per = r["fdp"]["per_handle"].as_array().unwrap();
     let host = |h: usize| per[h]["host_bytes"].as_u64().unwrap();
     assert_eq!((host(0), host(1)), (100 * 4096, 200 * 8192), "{per:?}");
-    // The same from the command line; round robin arbitration warns that classes do nothing.
-    let (c, _, stderr) = replay(&trace, &fdp, &json, &["--volume", "2:pid=1,priority=urgent"]);
+    // The same from the command line.
+    let (c, _, _) = replay(&trace, &fdp, &json, &["--volume", "2:pid=1,priority=urgent", "--set", extra[3]]);
     assert_eq!(c["replay"]["layout"]["volumes"][1]["pid"], 1);
-    assert!(stderr.contains("warning: volume priorities are set but the device arbitrates round robin"));
+    assert_eq!(c["replay"]["layout"]["volumes"][1]["priority"], "urgent");
+}
+
+/// A priority class under round robin arbitration would do nothing: a replay volume's
+/// `priority` is refused as a job's `queue_priority` is, with the same one-line message.
+#[test]
+fn priority_without_weighted_arbitration_is_refused_for_volumes_as_for_jobs() {
+    let dir = tempfile::tempdir().unwrap();
+    let (trace, dev) = (three_volumes(dir.path()), device_file(dir.path(), SMALL));
+    let (t, d) = (trace.to_str().unwrap(), dev.to_str().unwrap());
+    let tail = "needs weighted round robin arbitration (set host.arbitration = { kind = \"weighted\" })";
+    let e = fails(&["replay", t, d, "--precondition", "none", "--volume", "2:priority=urgent"]);
+    assert!(e.contains(&format!("volume 2: priority {tail}")), "{e}");
+    let file = dir.path().join("v.toml");
+    std::fs::write(&file, "[volume.5]\npriority = \"low\"\n").unwrap();
+    let e = fails(&["replay", t, d, "--precondition", "none", "--volume-file", file.to_str().unwrap()]);
+    assert!(e.contains(&format!("volume 5: priority {tail}")), "{e}");
+    let e = fails(&["run", d, "--trace", t, "--volume-flows", "--volume", "0:priority=high"]);
+    assert!(e.contains(&format!("volume 0: priority {tail}")), "{e}");
+    let e = fails(&["run", d, "--fio", "rw=randread", "--fio", "queue_priority=urgent"]);
+    assert!(e.contains("job ") && e.contains(&format!(": queue_priority {tail}")), "{e}");
 }
 
 #[test]
