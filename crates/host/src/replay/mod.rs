@@ -94,6 +94,9 @@ pub struct ReplaySpec {
     /// Each volume's requests and footprint, from a [`scan`] already made (`None`: the replay
     /// scans the trace itself when it needs them).
     pub scanned: Option<std::collections::BTreeMap<u32, VolumeScan>>,
+    /// Replay only this flow (by index in the plan), the others' records read and dropped, on
+    /// the same layout, queues and classes as the shared replay: `--alone`'s solo runs.
+    pub only_flow: Option<u32>,
 }
 
 impl ReplaySpec {
@@ -115,6 +118,7 @@ impl ReplaySpec {
             layout: Layout::Offsets,
             volume_flows: None,
             scanned: None,
+            only_flow: None,
         }
     }
 
@@ -238,7 +242,12 @@ pub fn replay(
     opts: &RunOptions,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<HostResults, RunError> {
-    let plan = check(dev, spec)?;
+    let mut plan = check(dev, spec)?;
+    if let Some(only) = spec.only_flow {
+        for (flow, _) in plan.route.values_mut() {
+            flow.take_if(|f| *f != only);
+        }
+    }
     let reader = TraceReader::open(&spec.path, spec.read)?;
     let ctl = dev.front();
     let host = &dev.config().host;

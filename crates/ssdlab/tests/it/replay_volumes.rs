@@ -263,3 +263,50 @@ fn more_volumes_than_queues_share_them() {
     assert!(text.contains("... and 8 more flows (the report's flows has them all)"), "{text}");
     assert!(text.contains("vol 31 (16)") && !text.contains("vol 32 ("), "{text}");
 }
+
+/// `--alone` for a replay (issue 30): each volume flow replayed by itself on the same starting
+/// state and layout; its alone latency is that of a replay of its records only, and the report
+/// carries every flow's slowdown and the fairness index, the same for the same seed.
+#[test]
+fn alone_replays_each_volume_flow_by_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let (trace, dev) = (three_volumes(dir.path()), device_file(dir.path(), SMALL));
+    let run = |name: &str| {
+        let json = dir.path().join(name);
+        let (mut r, _, stderr) = replay(&trace, &dev, &json, &["--volume-flows", "--alone", "--seed", "3"]);
+        assert!(stderr.contains("alone: flow vol 5 (3 of 3)"), "{stderr}");
+        let o = r.as_object_mut().unwrap();
+        assert!(o.remove("wall_time_s").is_some() && o.remove("requests_per_wall_sec").is_some());
+        r
+    };
+    let (a, b) = (run("a.json"), run("b.json"));
+    assert_eq!(a, b, "same seed, same slowdowns");
+    let flows = a["flows"].as_array().unwrap();
+    assert_eq!(flows.len(), 3);
+    let slowdowns: Vec<f64> = flows.iter().map(|f| f["slowdown"].as_f64().expect("a slowdown")).collect();
+    let (lo, hi) = slowdowns.iter().fold((f64::MAX, 0.0f64), |(l, h), &x| (l.min(x), h.max(x)));
+    assert_eq!(a["fairness"].as_f64(), Some(lo / hi), "{slowdowns:?}");
+    // Volume 5 (the third flow) alone: exactly a replay of a trace holding only its records
+    // (offsets layout: its addresses do not depend on the other volumes).
+    let only5: String = std::fs::read_to_string(&trace)
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with("5,"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let t5 = dir.path().join("five.spc");
+    std::fs::write(&t5, only5).unwrap();
+    let (solo, _, _) = replay(&t5, &dev, &dir.path().join("s.json"), &["--volume-flows", "--seed", "3"]);
+    let by_itself = solo["ops"]["read"]["latency_ns"]["mean"].as_f64();
+    let alone = flows[2]["alone_latency_mean_ns"].as_f64();
+    assert!(alone.is_some_and(|x| x > 0.0), "{:?}", flows[2]);
+    assert_eq!(alone, by_itself, "the same records on the same starting state");
+}
+
+#[test]
+fn alone_for_a_replay_needs_volume_flows() {
+    let dir = tempfile::tempdir().unwrap();
+    let (trace, dev) = (three_volumes(dir.path()), device_file(dir.path(), SMALL));
+    let e = fails(&["replay", trace.to_str().unwrap(), dev.to_str().unwrap(), "--alone"]);
+    assert!(e.contains("--alone replays each volume flow by itself: add --volume-flows"), "{e}");
+}
