@@ -282,14 +282,21 @@ fn queue_kinds(dev: &dyn System, jobs: &[JobSpec]) -> Result<Vec<QueueKind>, Run
     for j in jobs {
         let isolation = |why: String| RunError::Isolation(format!("job {}: {why}", j.name));
         if j.queue_priority.is_some() && !weighted {
-            return Err(isolation(
-                "queue_priority needs weighted round robin arbitration (set host.arbitration = { kind = \"weighted\" })".into(),
-            ));
+            return Err(priority_needs_weighted(&format!("job {}: queue_priority", j.name)));
         }
         let planes = j.confine.planes_on(&cfg.geometry).map_err(isolation)?;
         kinds.push(QueueKind { priority: j.queue_priority.unwrap_or_default(), planes });
     }
     Ok(kinds)
+}
+
+/// The one refusal of a priority class set while the device arbitrates round robin, for a job's
+/// `queue_priority` and a replay volume's `priority` alike (`what` names the option): classes
+/// would silently do nothing.
+pub(crate) fn priority_needs_weighted(what: &str) -> RunError {
+    RunError::Isolation(format!(
+        "{what} needs weighted round robin arbitration (set host.arbitration = {{ kind = \"weighted\" }})"
+    ))
 }
 
 /// Each of `queues` queues' kind, from the clones it serves (clone `i` of the run, jobs' clones

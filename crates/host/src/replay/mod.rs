@@ -98,6 +98,9 @@ pub struct ReplaySpec {
     /// pair, blkparse's CPU), on queue pair `queue mod Q + 1` of the device's Q; requests
     /// without one go round robin. `None`: on for ssdlab recordings, off for other formats.
     pub trace_queues: Option<bool>,
+    /// Replay only this flow (by index in the plan), the others' records read and dropped, on
+    /// the same layout, queues and classes as the shared replay: `--alone`'s solo runs.
+    pub only_flow: Option<u32>,
 }
 
 impl ReplaySpec {
@@ -120,6 +123,7 @@ impl ReplaySpec {
             volume_flows: None,
             scanned: None,
             trace_queues: None,
+            only_flow: None,
         }
     }
 
@@ -211,6 +215,10 @@ pub fn check(dev: &dyn System, spec: &ReplaySpec) -> Result<Plan, RunError> {
                     .into(),
             ));
         }
+        let weighted = matches!(dev.config().host.arbitration, firmware::hil::Arbitration::Weighted { .. });
+        if let Some((v, _)) = f.volumes.iter().find(|(_, s)| s.priority.is_some() && !weighted) {
+            return Err(crate::run::priority_needs_weighted(&format!("volume {v}: priority")));
+        }
     }
     let scanned;
     let volumes = match &spec.scanned {
@@ -254,7 +262,12 @@ pub fn replay(
     opts: &RunOptions,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<HostResults, RunError> {
-    let plan = check(dev, spec)?;
+    let mut plan = check(dev, spec)?;
+    if let Some(only) = spec.only_flow {
+        for (flow, _) in plan.route.values_mut() {
+            flow.take_if(|f| *f != only);
+        }
+    }
     let reader = TraceReader::open(&spec.path, spec.read)?;
     let ctl = dev.front();
     let host = &dev.config().host;

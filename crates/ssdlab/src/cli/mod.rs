@@ -117,8 +117,9 @@ pub struct RunArgs {
     /// Also run each job by itself, on the same starting state with the same stream, and
     /// report each flow's slowdown (its mean latency shared over alone) and the fairness
     /// index (the least slowdown over the greatest, as MQSim's FAST'18 paper defines it).
-    /// Needs two or more jobs; the device is built (and aged) again for every job.
-    #[arg(long, conflicts_with = "trace")]
+    /// Needs two or more jobs, or a trace with --volume-flows (each flow replayed alone, the
+    /// others' records dropped); the device is built (and aged) again for every flow.
+    #[arg(long)]
     pub alone: bool,
     /// Replay a block trace instead of fio-like jobs: SPC, MSR Cambridge, MQSim/DiskSim,
     /// blkparse or fio iolog, gzip/bzip2/zstd read transparently (same as `ssdlab replay`).

@@ -16,6 +16,11 @@ pub struct ReplayCmd {
     pub trace: PathBuf,
     /// A preset name or a TOML file. Default: softssd.
     pub device: Option<String>,
+    /// With --volume-flows: also replay each flow by itself (the others' records dropped), on
+    /// the same starting state, layout and queues, and report each flow's slowdown and the
+    /// fairness index, as `ssdlab run --alone` does for jobs.
+    #[arg(long)]
+    pub alone: bool,
     #[command(flatten)]
     pub replay: ReplayArgs,
     #[command(flatten)]

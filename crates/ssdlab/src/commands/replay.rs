@@ -13,7 +13,7 @@ use crate::cli::{AlignArg, LayoutArg, OthersArg, ReplayArgs, ReplayCmd, ReplayMo
 
 pub fn run(a: ReplayCmd) -> Result<()> {
     let workload = Workload::Trace(Box::new(spec(&a.trace, &a.replay)?));
-    execute(a.device.as_deref(), &a.start, false, false, &workload, &a.output, &a.common)
+    execute(a.device.as_deref(), &a.start, false, a.alone, &workload, &a.output, &a.common)
 }
 
 /// The replay the flags describe, checked.

@@ -52,17 +52,7 @@ impl Workload {
             }
             Workload::Trace(spec) => {
                 let plan = host::replay::check(sys, spec)?;
-                let mut lines = plan.lines(12);
-                let weighted =
-                    matches!(sys.config().host.arbitration, firmware::hil::Arbitration::Weighted { .. });
-                if !plan.priorities.is_empty() && !weighted {
-                    lines.push(
-                        "warning: volume priorities are set but the device arbitrates round robin, which has no \
-                         classes: add --set host.arbitration.kind=weighted"
-                            .into(),
-                    );
-                }
-                return Ok(lines);
+                return Ok(plan.lines(12));
             }
         }
         Ok(Vec::new())
@@ -92,16 +82,17 @@ pub(crate) fn execute(
     let store = named_device::store(common)?;
     let alone = match workload {
         _ if !alone => None,
-        Workload::Trace(_) => bail!(
-            "--alone runs each job by itself; it is not available for trace replays (their volume flows share one trace)"
-        ),
+        Workload::Trace(spec) if spec.volume_flows.is_none() => {
+            bail!("--alone replays each volume flow by itself: add --volume-flows (this replay is one flow)")
+        }
+        _ if matches!(store, StoreChoice::Image { .. }) => {
+            bail!("--alone rebuilds the device once per flow: use --store metadata or memory, not an image")
+        }
+        Workload::Trace(_) => Some(None),
         Workload::Jobs { jobs, .. } if jobs.len() < 2 => {
             bail!("--alone needs two or more jobs (a job file with several sections); this run has one")
         }
-        Workload::Jobs { .. } if matches!(store, StoreChoice::Image { .. }) => {
-            bail!("--alone rebuilds the device once per job: use --store metadata or memory, not an image")
-        }
-        Workload::Jobs { jobs, default } => Some((jobs, *default)),
+        Workload::Jobs { jobs, default } => Some(Some((jobs, *default))),
     };
     let (mut cfg, start, note) = starting(device, start_args)?;
     cfg.ftl.bypass |= ftl_bypass;
@@ -125,10 +116,33 @@ pub(crate) fn execute(
     })?;
     let mut report = measure(rig.system(), &rig.initial_state, workload, common.seed, output)?;
     drop(rig);
-    if let Some((jobs, default)) = alone {
-        // A flow by itself has the whole data cache: there is no other flow to split it with.
-        let mut solo_cfg = cfg.clone();
-        solo_cfg.ftl.cache.partition = Default::default();
+    // A flow by itself has the whole data cache: there is no other flow to split it with.
+    let mut solo_cfg = cfg.clone();
+    solo_cfg.ftl.cache.partition = Default::default();
+    if let (Some(None), Workload::Trace(spec)) = (alone, workload) {
+        let flows = report.flows.len();
+        for f in 0..flows {
+            eprintln!(
+                "alone: flow {} ({} of {flows}) by itself on the same starting state",
+                report.flows[f].name,
+                f + 1
+            );
+            let (_, start, _) = starting(device, start_args)?;
+            let rig = prepare(&solo_cfg, &store, common.seed, start, &mut |_| Ok(()))?;
+            let solo = Workload::Trace(Box::new(host::replay::ReplaySpec {
+                only_flow: Some(f as u32),
+                ..(**spec).clone()
+            }));
+            let quiet = OutputArgs {
+                interval: output.interval,
+                interface: output.interface,
+                ..OutputArgs::default()
+            };
+            let r = measure(rig.system(), &rig.initial_state, &solo, common.seed, &quiet)?;
+            report::set_alone(&mut report, f, report::mean_latency_ns(&r.ops));
+        }
+    }
+    if let Some(Some((jobs, default))) = alone {
         for (j, job) in jobs.iter().enumerate() {
             eprintln!(
                 "alone: job {} ({} of {}) by itself on the same starting state",

@@ -151,10 +151,30 @@ fn placement_and_priority_per_volume_from_a_file_or_the_command_line() {
     let per = r["fdp"]["per_handle"].as_array().unwrap();
     let host = |h: usize| per[h]["host_bytes"].as_u64().unwrap();
     assert_eq!((host(0), host(1)), (100 * 4096, 200 * 8192), "{per:?}");
-    // The same from the command line; round robin arbitration warns that classes do nothing.
-    let (c, _, stderr) = replay(&trace, &fdp, &json, &["--volume", "2:pid=1,priority=urgent"]);
+    // The same from the command line.
+    let (c, _, _) = replay(&trace, &fdp, &json, &["--volume", "2:pid=1,priority=urgent", "--set", extra[3]]);
     assert_eq!(c["replay"]["layout"]["volumes"][1]["pid"], 1);
-    assert!(stderr.contains("warning: volume priorities are set but the device arbitrates round robin"));
+    assert_eq!(c["replay"]["layout"]["volumes"][1]["priority"], "urgent");
+}
+
+/// A priority class under round robin arbitration would do nothing: a replay volume's
+/// `priority` is refused as a job's `queue_priority` is, with the same one-line message.
+#[test]
+fn priority_without_weighted_arbitration_is_refused_for_volumes_as_for_jobs() {
+    let dir = tempfile::tempdir().unwrap();
+    let (trace, dev) = (three_volumes(dir.path()), device_file(dir.path(), SMALL));
+    let (t, d) = (trace.to_str().unwrap(), dev.to_str().unwrap());
+    let tail = "needs weighted round robin arbitration (set host.arbitration = { kind = \"weighted\" })";
+    let e = fails(&["replay", t, d, "--precondition", "none", "--volume", "2:priority=urgent"]);
+    assert!(e.contains(&format!("volume 2: priority {tail}")), "{e}");
+    let file = dir.path().join("v.toml");
+    std::fs::write(&file, "[volume.5]\npriority = \"low\"\n").unwrap();
+    let e = fails(&["replay", t, d, "--precondition", "none", "--volume-file", file.to_str().unwrap()]);
+    assert!(e.contains(&format!("volume 5: priority {tail}")), "{e}");
+    let e = fails(&["run", d, "--trace", t, "--volume-flows", "--volume", "0:priority=high"]);
+    assert!(e.contains(&format!("volume 0: priority {tail}")), "{e}");
+    let e = fails(&["run", d, "--fio", "rw=randread", "--fio", "queue_priority=urgent"]);
+    assert!(e.contains("job ") && e.contains(&format!(": queue_priority {tail}")), "{e}");
 }
 
 #[test]
@@ -242,4 +262,51 @@ fn more_volumes_than_queues_share_them() {
     assert_flows_add_up(&r);
     assert!(text.contains("... and 8 more flows (the report's flows has them all)"), "{text}");
     assert!(text.contains("vol 31 (16)") && !text.contains("vol 32 ("), "{text}");
+}
+
+/// `--alone` for a replay (issue 30): each volume flow replayed by itself on the same starting
+/// state and layout; its alone latency is that of a replay of its records only, and the report
+/// carries every flow's slowdown and the fairness index, the same for the same seed.
+#[test]
+fn alone_replays_each_volume_flow_by_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let (trace, dev) = (three_volumes(dir.path()), device_file(dir.path(), SMALL));
+    let run = |name: &str| {
+        let json = dir.path().join(name);
+        let (mut r, _, stderr) = replay(&trace, &dev, &json, &["--volume-flows", "--alone", "--seed", "3"]);
+        assert!(stderr.contains("alone: flow vol 5 (3 of 3)"), "{stderr}");
+        let o = r.as_object_mut().unwrap();
+        assert!(o.remove("wall_time_s").is_some() && o.remove("requests_per_wall_sec").is_some());
+        r
+    };
+    let (a, b) = (run("a.json"), run("b.json"));
+    assert_eq!(a, b, "same seed, same slowdowns");
+    let flows = a["flows"].as_array().unwrap();
+    assert_eq!(flows.len(), 3);
+    let slowdowns: Vec<f64> = flows.iter().map(|f| f["slowdown"].as_f64().expect("a slowdown")).collect();
+    let (lo, hi) = slowdowns.iter().fold((f64::MAX, 0.0f64), |(l, h), &x| (l.min(x), h.max(x)));
+    assert_eq!(a["fairness"].as_f64(), Some(lo / hi), "{slowdowns:?}");
+    // Volume 5 (the third flow) alone: exactly a replay of a trace holding only its records
+    // (offsets layout: its addresses do not depend on the other volumes).
+    let only5: String = std::fs::read_to_string(&trace)
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with("5,"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let t5 = dir.path().join("five.spc");
+    std::fs::write(&t5, only5).unwrap();
+    let (solo, _, _) = replay(&t5, &dev, &dir.path().join("s.json"), &["--volume-flows", "--seed", "3"]);
+    let by_itself = solo["ops"]["read"]["latency_ns"]["mean"].as_f64();
+    let alone = flows[2]["alone_latency_mean_ns"].as_f64();
+    assert!(alone.is_some_and(|x| x > 0.0), "{:?}", flows[2]);
+    assert_eq!(alone, by_itself, "the same records on the same starting state");
+}
+
+#[test]
+fn alone_for_a_replay_needs_volume_flows() {
+    let dir = tempfile::tempdir().unwrap();
+    let (trace, dev) = (three_volumes(dir.path()), device_file(dir.path(), SMALL));
+    let e = fails(&["replay", trace.to_str().unwrap(), dev.to_str().unwrap(), "--alone"]);
+    assert!(e.contains("--alone replays each volume flow by itself: add --volume-flows"), "{e}");
 }
