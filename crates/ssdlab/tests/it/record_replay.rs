@@ -124,17 +124,7 @@ fn blkparse_cpus_become_queue_pairs_with_trace_queues() {
         args.extend_from_slice(&["--per-request", csv.to_str().unwrap()]);
         args.extend_from_slice(extra);
         ok(&args);
-        let text = std::fs::read_to_string(&csv).unwrap();
-        let mut rows: Vec<(u64, u16)> = text
-            .lines()
-            .skip(1)
-            .map(|l| {
-                let f: Vec<&str> = l.split(',').collect();
-                (f[0].parse().unwrap(), f[2].parse().unwrap())
-            })
-            .collect();
-        rows.sort();
-        rows.into_iter().map(|r| r.1).collect::<Vec<u16>>()
+        queues_in_order(&std::fs::read_to_string(&csv).unwrap())
     };
     let by_cpu: Vec<u16> = (0..24).map(|i| [1, 2, 4][i % 3]).collect();
     assert_eq!(qids(&["--trace-queues"]), by_cpu);
@@ -183,17 +173,8 @@ fn a_recording_replays_deterministically_on_its_own_queue_pairs() {
         (a["replay"]["commands"].as_u64(), a["replay"]["skipped_flushes"].as_u64()),
         (Some(40), Some(1))
     );
-    let mut rows: Vec<(u64, u16)> = csv_a
-        .lines()
-        .skip(1)
-        .map(|l| {
-            let f: Vec<&str> = l.split(',').collect();
-            (f[0].parse().unwrap(), f[2].parse().unwrap())
-        })
-        .collect();
-    rows.sort();
     let want: Vec<u16> = (0..40).map(|i| if i % 2 == 0 { 1 } else { 3 }).collect();
-    assert_eq!(rows.into_iter().map(|r| r.1).collect::<Vec<_>>(), want);
+    assert_eq!(queues_in_order(&csv_a), want);
 }
 
 /// A recording file that cannot be created is a one-line error before the image is made.
@@ -251,4 +232,18 @@ fn a_kill_9_keeps_the_recording_up_to_its_last_hand_over() {
     let records: Vec<_> = reader.collect::<Result<_, _>>().unwrap();
     assert_eq!(records.len(), 1000, "every request answered before the kill");
     assert!(records.iter().all(|r| r.op == host::trace::TraceOp::Write && r.len == 4096));
+}
+
+/// The queue of every request of a per-request CSV (id, ..., qid, ...), in id order.
+fn queues_in_order(csv: &str) -> Vec<u16> {
+    let mut rows: Vec<(u64, u16)> = csv
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f[0].parse().unwrap(), f[2].parse().unwrap())
+        })
+        .collect();
+    rows.sort();
+    rows.into_iter().map(|r| r.1).collect()
 }
