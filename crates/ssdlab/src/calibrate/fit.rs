@@ -94,6 +94,9 @@ impl Problem<'_> {
     }
 }
 
+/// The most Nelder-Mead runs of a fit (see [`fit`]).
+const RESTARTS: usize = 4;
+
 /// A cost far above any fit's, for settings the device refuses.
 const REFUSED: f64 = 1e6;
 
@@ -145,24 +148,43 @@ pub fn fit(
     };
     let (_, before) = problem.predict(&params.starts())?;
     let cost_before = objective(&m.points, &before, opts.metrics);
-    // The starting simplex: the start, and one vertex 30% larger in each parameter.
-    let mut simplex = vec![x0.clone()];
-    for i in 0..x0.len() {
-        let mut v = x0.clone();
-        v[i] += 1.3f64.ln();
-        simplex.push(v);
+    // Nelder-Mead, restarted from its best point with a fresh simplex (a simplex that has
+    // collapsed along a valley stops early): until a restart no longer improves the cost by
+    // 1%, at most RESTARTS times.
+    let mut problem = problem;
+    let mut best = x0.clone();
+    let mut best_cost = f64::INFINITY;
+    let mut iterations = 0;
+    for _ in 0..RESTARTS {
+        let mut simplex = vec![best.clone()];
+        for i in 0..best.len() {
+            let mut v = best.clone();
+            v[i] += 1.3f64.ln();
+            simplex.push(v);
+        }
+        let solver = NelderMead::new(simplex)
+            .with_sd_tolerance(1e-6)
+            .map_err(|e| CalibrateError::new(format!("optimiser: {e}")))?;
+        let mut res = Executor::new(problem, solver)
+            .configure(|s| s.max_iters(opts.max_iters))
+            .run()
+            .map_err(|e| CalibrateError::new(format!("optimiser: {e}")))?;
+        let state = res.state();
+        iterations += state.get_iter();
+        let cost = state.get_best_cost();
+        let found = state.get_best_param().cloned();
+        problem = res.problem.take_problem().expect("the executor gives the problem back");
+        let improved = cost < best_cost * 0.99;
+        if let Some(found) = found
+            && cost < best_cost
+        {
+            best = found;
+            best_cost = cost;
+        }
+        if !improved {
+            break;
+        }
     }
-    let solver = NelderMead::new(simplex)
-        .with_sd_tolerance(1e-6)
-        .map_err(|e| CalibrateError::new(format!("optimiser: {e}")))?;
-    let res = Executor::new(problem, solver)
-        .configure(|s| s.max_iters(opts.max_iters))
-        .run()
-        .map_err(|e| CalibrateError::new(format!("optimiser: {e}")))?;
-    let state = res.state();
-    let iterations = state.get_iter();
-    let best = state.get_best_param().cloned().unwrap_or(x0);
-    let problem = res.problem.problem.as_ref().expect("the executor gives the problem back");
     let values = problem.values(&best);
     let (config, after) = problem.predict(&values)?;
     let evaluations = problem.evaluations.load(Ordering::Relaxed);
@@ -203,10 +225,10 @@ mod tests {
     /// is 40% longer (the closed loop without fio: the integration test does it over NBD).
     #[test]
     fn a_hidden_read_time_is_recovered_from_simulated_points() {
-        let mut base = firmware::presets::get("softssd").unwrap().unwrap();
-        crate::setup::set_blocks(&mut base, 16).unwrap();
+        let base = crate::calibrate::simulate::tests::small();
         let mut plan = Plan::quick();
-        plan.point.retain(|p| !p.writes());
+        plan.point.retain(|p| !p.writes() && p.iodepth == 1);
+        plan.region = sim::ByteSize::mib(4);
         let hidden =
             crate::setup::apply_settings(&base, &["timing.t_read=145.6us".parse().unwrap()]).unwrap();
         let opts =
@@ -222,6 +244,6 @@ mod tests {
         let err = out.values[0] / 145_600.0 - 1.0;
         assert!(err.abs() < 0.02, "fitted {} ns", out.values[0]);
         assert!(out.cost_after < out.cost_before / 100.0, "{} -> {}", out.cost_before, out.cost_after);
-        assert_eq!(out.simulations, out.evaluations * 4);
+        assert_eq!(out.simulations, out.evaluations * 2);
     }
 }

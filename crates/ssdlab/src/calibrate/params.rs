@@ -187,7 +187,7 @@ mod tests {
         let back = Params::read(&changed, &paths[1..2]).unwrap();
         assert_eq!(back.list[0].start, 580_000.0);
         assert_eq!(back.list[0].ratios, vec![1.0, 3.0]);
-        assert_eq!(p.list[0].show(104_000.0), "104.000us");
+        assert_eq!(p.list[0].show(104_000.0), "104us");
     }
 
     #[test]

@@ -123,13 +123,15 @@ pub fn simulate_plan(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn small() -> DeviceConfig {
+    /// softssd, small, with a 1 MiB data cache (its own 512 MiB would hold the whole region,
+    /// and reads would never reach the flash).
+    pub(crate) fn small() -> DeviceConfig {
         let mut cfg = firmware::presets::get("softssd").unwrap().unwrap();
         crate::setup::set_blocks(&mut cfg, 16).unwrap();
-        cfg
+        crate::setup::apply_settings(&cfg, &["ftl.cache.capacity=1MiB".parse().unwrap()]).unwrap()
     }
 
     #[test]

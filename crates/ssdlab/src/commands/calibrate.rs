@@ -69,7 +69,12 @@ pub fn run(a: CalibrateArgs) -> Result<()> {
     }
     let measurement = match &a.measured {
         Some(path) => saved(path)?,
-        None => measure(&a, &plan)?,
+        None => {
+            let m = measure(&a, &plan)?;
+            // Saved at once, so that a fit cut short can be rerun with --measured.
+            super::write_json(&report, &serde_json::json!({ "measurement": &m }))?;
+            m
+        }
     };
     let threads = a.threads.unwrap_or_else(ssdlab::sweep::cores).max(1);
     eprintln!(
@@ -116,6 +121,8 @@ fn saved(path: &Path) -> Result<Measurement> {
 /// Checks the target and the budget, then runs the plan with fio.
 fn measure(a: &CalibrateArgs, plan: &Plan) -> Result<Measurement> {
     plan.check_budget(a.budget)?;
+    let target = Target::parse(&a.target);
+    let capacity = calibrate::check_target(&target, plan.region.0, a.force_overwrite)?;
     let version = std::process::Command::new(&a.fio).arg("--version").output();
     match version {
         Ok(o) if o.status.success() => {}
@@ -125,8 +132,6 @@ fn measure(a: &CalibrateArgs, plan: &Plan) -> Result<Measurement> {
             a.fio.display()
         ),
     }
-    let target = Target::parse(&a.target);
-    let capacity = calibrate::check_target(&target, plan.region.0, a.force_overwrite)?;
     let scratch = tempfile::tempdir().context("a scratch directory for fio's output")?;
     eprintln!(
         "measure: {} points on {} ({} bytes), at least {:.0} s of a {:.0} s budget",

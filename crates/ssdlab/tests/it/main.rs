@@ -1,6 +1,7 @@
 //! End-to-end tests of the `ssdlab` command.
 
 mod bad_input;
+mod calibrate;
 mod calibration;
 mod commands;
 mod compare;
