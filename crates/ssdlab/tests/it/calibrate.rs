@@ -12,9 +12,9 @@ fn read_json(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
-/// A read-only plan of four 1 s points in 8 MiB (the closed loop's; docs/calibrate.md says
+/// A read-only plan of four 1 s points in 32 MiB (the closed loop's; docs/calibrate.md says
 /// why writes are left out of it).
-const READ_PLAN: &str = "region = '8MiB'\nruntime = 1.0\nramp = 0.5\n\
+const READ_PLAN: &str = "region = '32MiB'\nruntime = 1.0\nramp = 0.5\n\
     [[point]]\nrw = 'randread'\nbs = '4KiB'\niodepth = 1\n\
     [[point]]\nrw = 'randread'\nbs = '4KiB'\niodepth = 16\n\
     [[point]]\nrw = 'randread'\nbs = '64KiB'\niodepth = 1\n\
