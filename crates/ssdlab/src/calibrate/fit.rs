@@ -132,7 +132,7 @@ pub fn fit(
     if !opts.metrics.iter().any(|on| *on) {
         return Err(CalibrateError::new("--metrics names no metric (iops, mean, p99)"));
     }
-    if !(opts.bound > 1.0) {
+    if opts.bound.is_nan() || opts.bound <= 1.0 {
         return Err(CalibrateError::new(format!("--bound must be above 1 (got {})", opts.bound)));
     }
     let x0: Vec<f64> = params.starts().iter().map(|v| v.ln()).collect();

@@ -126,6 +126,7 @@ pub fn parse_fio(text: &str, write: bool) -> Result<Measured, String> {
 /// Runs `plan` on `target` with fio (`scratch` holds fio's output), stopping with an error if
 /// the wall time passes `budget`; measured times are divided by `dilation`. `progress` gets
 /// one line before each step.
+#[allow(clippy::too_many_arguments)] // each is one setting of the command line
 pub fn measure(
     fio: &Path,
     target: &Target,

@@ -112,7 +112,7 @@ impl Plan {
         if self.point.is_empty() {
             return bad("the plan has no points".into());
         }
-        if !(self.runtime > 0.0) || !(self.ramp >= 0.0) {
+        if !self.runtime.is_finite() || self.runtime <= 0.0 || !self.ramp.is_finite() || self.ramp < 0.0 {
             return bad(format!(
                 "runtime must be above 0 and ramp at least 0 (got {} and {})",
                 self.runtime, self.ramp
