@@ -31,6 +31,7 @@ use host::workload::JobSpec;
 use report::Report;
 use sim::trace::Trace;
 
+pub mod calibrate;
 pub mod gc_theory;
 pub mod message;
 pub mod perfetto;

@@ -5,16 +5,22 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use firmware::ftl::Precondition;
 
+mod calibrate;
 mod figure;
 mod pts;
 mod replay;
 mod serve;
 mod sweep;
 
+<<<<<<< HEAD
 pub use figure::{
     FidelityArgs, FigureArgs, FigureName, FigureOpts, GcTheoryArgs, MqsimFast18Args, PcieStudyArgs,
     PipessdFigureArgs,
 };
+=======
+pub use calibrate::CalibrateArgs;
+pub use figure::{FigureArgs, FigureName, FigureOpts, GcTheoryArgs, MqsimFast18Args, PipessdFigureArgs};
+>>>>>>> calib
 pub use pts::{PtsArgs, PtsTest};
 pub use replay::{AlignArg, LayoutArg, OthersArg, ReplayArgs, ReplayCmd, ReplayModeArg};
 pub use serve::{ServeArgs, TimingArg};
@@ -53,6 +59,8 @@ const EXAMPLES: &str = "Examples:
   ssdlab figure hostftl-array --out figs   the storage array paper's figures beside the published values
   ssdlab figure pcie-study --out figs      the PCIe SSD study's (FSSD, BSSD, SATA)
   ssdlab figure gc-theory --out figs       steady-state WAF beside the analytic models of GC
+  ssdlab calibrate /var/tmp/f.img --from consumer-tlc --out my-drive.toml
+                                           fit a preset to a drive's fio curves
   ssdlab pts consumer-tlc --blocks 86 --point-time 200ms --out pts/
                                            the SNIA PTS IOPS and write-saturation tests";
 
@@ -100,6 +108,9 @@ pub enum Command {
     /// Run the SNIA PTS Enterprise IOPS test (to steady state) and write-saturation test, on a
     /// simulated device or a live target through fio: tables, JSON and figures.
     Pts(Box<PtsArgs>),
+    /// Fit a preset's timing to a drive: measure it with fio (a block device, a file or an NBD
+    /// export), simulate the same points, and write the fitted preset and a report.
+    Calibrate(Box<CalibrateArgs>),
     /// Run one spec of a sweep (used by `ssdlab sweep`).
     #[command(hide = true)]
     SweepWorker(WorkerArgs),

@@ -23,6 +23,10 @@ pub struct ServeArgs {
     /// blocks it needs (the start-up line shows the size); `--blocks 0` keeps the preset's.
     #[arg(long)]
     pub blocks: Option<u32>,
+    /// Change a device setting by its path before serving, as `run --set KEY=VALUE` does
+    /// (repeatable; applied after --blocks), e.g. --set timing.t_read=120us.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
     /// model: answer each request at its modelled completion time (a real-time SSD; the
     /// reply is written a few µs after it, and a client also sees the NBD round trip, which
     /// `ssdlab run` does not model: 10-40 µs per request over a Unix socket on a 2-core
@@ -101,7 +105,7 @@ pub enum TimingArg {
 }
 
 /// Parses `30s`, `500ms`, `2m` or a plain number of seconds.
-fn humantime_secs(s: &str) -> Result<std::time::Duration, String> {
+pub(crate) fn humantime_secs(s: &str) -> Result<std::time::Duration, String> {
     let s = s.trim();
     let (num, scale) = if let Some(n) = s.strip_suffix("ms") {
         (n, 1e-3)

@@ -2,6 +2,7 @@
 
 mod age;
 mod bench;
+mod calibrate;
 mod compare;
 mod compare_requests;
 mod config;
@@ -36,6 +37,7 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Command::Serve(a) => serve::run(*a),
         Command::Sweep(a) => sweep::run(*a),
         Command::Pts(a) => pts::run(*a),
+        Command::Calibrate(a) => calibrate::run(*a),
         Command::SweepWorker(a) => sweep::worker(a),
     }
 }

@@ -108,6 +108,7 @@ pub fn run(a: ServeArgs) -> Result<()> {
     }
     let blocks = a.blocks.unwrap_or_else(|| named_device::serve_blocks(&cfg));
     named_device::set_blocks(&mut cfg, blocks)?;
+    let cfg = super::run::settings(cfg, &a.set)?;
     if !(a.dilation.is_finite() && a.dilation >= 1e-3) {
         bail!("--dilation {}: expected a positive factor, e.g. 2 to run the model at half speed", a.dilation);
     }

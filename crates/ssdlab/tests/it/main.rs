@@ -2,6 +2,7 @@
 
 mod bad_input;
 mod cache_partition;
+mod calibrate;
 mod calibration;
 mod commands;
 mod compare;
