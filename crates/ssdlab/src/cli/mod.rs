@@ -12,15 +12,11 @@ mod replay;
 mod serve;
 mod sweep;
 
-<<<<<<< HEAD
+pub use calibrate::CalibrateArgs;
 pub use figure::{
     FidelityArgs, FigureArgs, FigureName, FigureOpts, GcTheoryArgs, MqsimFast18Args, PcieStudyArgs,
     PipessdFigureArgs,
 };
-=======
-pub use calibrate::CalibrateArgs;
-pub use figure::{FigureArgs, FigureName, FigureOpts, GcTheoryArgs, MqsimFast18Args, PipessdFigureArgs};
->>>>>>> calib
 pub use pts::{PtsArgs, PtsTest};
 pub use replay::{AlignArg, LayoutArg, OthersArg, ReplayArgs, ReplayCmd, ReplayModeArg};
 pub use serve::{ServeArgs, TimingArg};
