@@ -181,7 +181,7 @@ fn rank(v: Option<&Verdict>) -> u8 {
 }
 
 /// The default rows, each judged again with the conditioned run's verdict when that goes
-/// further (`Under`); a row the condition changes either way says so in its note, so a
+/// further (`Under`); every judged row the condition ran says in its note what it gave, so a
 /// condition that helps one comparison and breaks another shows both.
 fn merge(default: Vec<Row>, cond: &[Row], condition: &str) -> Vec<Row> {
     default
@@ -191,7 +191,7 @@ fn merge(default: Vec<Row>, cond: &[Row], condition: &str) -> Vec<Row> {
                 return row;
             };
             let (d, k) = (rank(row.verdict.as_ref()), rank(c.verdict.as_ref()));
-            if d != k {
+            if row.verdict.is_some() {
                 let label = c.verdict.as_ref().map_or("-".into(), Verdict::label);
                 row.note = format!("{}; with {condition}: {} ({label})", row.note, c.measured);
             }
@@ -298,7 +298,7 @@ mod tests {
         // A row that is not judged stays unjudged.
         assert_eq!(m[2].verdict, None);
         assert_eq!(m[3].verdict, Some(Verdict::Direction));
-        assert_eq!(m[3].note, "n");
+        assert_eq!(m[3].note, "n; with x: 1 (direction only)");
     }
 
     #[test]
