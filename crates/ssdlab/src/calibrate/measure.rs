@@ -50,14 +50,7 @@ pub fn fio_command(fio: &Path, target: &Target, plan: &Plan, point: Option<&Poin
     c.args(["--name=calibrate", "--direct=1", "--randrepeat=0", "--norandommap", "--group_reporting"]);
     c.args(["--lat_percentiles=1", "--percentile_list=99", "--offset=0"]);
     c.arg(format!("--size={}", plan.region.0));
-    match target {
-        Target::Path(p) => {
-            c.arg("--ioengine=libaio").arg(format!("--filename={}", p.display()));
-        }
-        Target::Nbd(uri) => {
-            c.arg("--ioengine=nbd").arg(format!("--uri={uri}"));
-        }
-    }
+    c.args(target.fio_args());
     match point {
         None => {
             c.args(["--rw=write", "--bs=1m", "--iodepth=16"]);

@@ -4,37 +4,13 @@
 
 use std::io::Read;
 use std::os::unix::fs::FileTypeExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use super::CalibrateError;
 
-/// What fio drives.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Target {
-    /// A block device or a regular file, opened with O_DIRECT.
-    Path(PathBuf),
-    /// An NBD URI (`nbd://host:port/export`, `nbd+unix:///?socket=...`), fio's nbd engine.
-    Nbd(String),
-}
-
-impl Target {
-    /// A target from the command line: an NBD URI, or a path.
-    pub fn parse(s: &str) -> Target {
-        match crate::pts::Target::parse(s) {
-            crate::pts::Target::Nbd(u) => Target::Nbd(u),
-            crate::pts::Target::Path(p) => Target::Path(p),
-        }
-    }
-
-    /// How messages name it.
-    pub fn show(&self) -> String {
-        match self {
-            Target::Path(p) => p.display().to_string(),
-            Target::Nbd(u) => u.clone(),
-        }
-    }
-}
+use crate::pts::NbdSizeError;
+pub use crate::pts::Target;
 
 /// The name of the first signature of a file system, partition table or volume found in
 /// `head` (the first 68 KiB or more of a device), if any. Checked: MBR/DOS and GPT partition
@@ -130,19 +106,13 @@ fn blkid(p: &Path) -> Option<String> {
 
 /// An NBD export's size, from `nbdinfo --size`.
 fn nbd_size(uri: &str) -> Result<u64, CalibrateError> {
-    let out = Command::new("nbdinfo")
-        .args(["--size", uri])
-        .output()
-        .map_err(|e| CalibrateError::new(format!("sizing {uri}: running nbdinfo (libnbd's tool): {e}")))?;
-    if !out.status.success() {
-        let msg = String::from_utf8_lossy(&out.stderr);
-        let line = msg.lines().find(|l| !l.trim().is_empty()).unwrap_or("failed");
-        return Err(CalibrateError::new(format!("{uri}: cannot be reached: nbdinfo: {}", line.trim())));
-    }
-    let text = String::from_utf8_lossy(&out.stdout);
-    text.trim()
-        .parse()
-        .map_err(|_| CalibrateError::new(format!("sizing {uri}: nbdinfo printed {:?}", text.trim())))
+    crate::pts::nbd_size(uri).map_err(|e| {
+        CalibrateError::new(match e {
+            NbdSizeError::Run(e) => format!("sizing {uri}: running nbdinfo (libnbd's tool): {e}"),
+            NbdSizeError::Failed(line) => format!("{uri}: cannot be reached: nbdinfo: {line}"),
+            NbdSizeError::Unreadable(text) => format!("sizing {uri}: nbdinfo printed {text:?}"),
+        })
+    })
 }
 
 #[cfg(test)]

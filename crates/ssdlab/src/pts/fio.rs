@@ -27,6 +27,44 @@ impl Target {
             Target::Path(PathBuf::from(s))
         }
     }
+
+    /// How messages name it.
+    pub fn show(&self) -> String {
+        match self {
+            Target::Path(p) => p.display().to_string(),
+            Target::Nbd(u) => u.clone(),
+        }
+    }
+
+    /// fio's engine and target options for it: libaio on the path, or the nbd engine.
+    pub fn fio_args(&self) -> [String; 2] {
+        match self {
+            Target::Path(p) => ["--ioengine=libaio".into(), format!("--filename={}", p.display())],
+            Target::Nbd(uri) => ["--ioengine=nbd".into(), format!("--uri={uri}")],
+        }
+    }
+}
+
+/// Why `nbdinfo --size` gave no size.
+pub enum NbdSizeError {
+    /// nbdinfo could not be run.
+    Run(std::io::Error),
+    /// It failed: the first line it wrote to standard error.
+    Failed(String),
+    /// It printed something that is not a number.
+    Unreadable(String),
+}
+
+/// An NBD export's size in bytes, from `nbdinfo --size` (libnbd's tool).
+pub fn nbd_size(uri: &str) -> Result<u64, NbdSizeError> {
+    let out = Command::new("nbdinfo").args(["--size", uri]).output().map_err(NbdSizeError::Run)?;
+    if !out.status.success() {
+        let msg = String::from_utf8_lossy(&out.stderr);
+        let line = msg.lines().find(|l| !l.trim().is_empty()).unwrap_or("failed");
+        return Err(NbdSizeError::Failed(line.trim().to_string()));
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.trim().parse().map_err(|_| NbdSizeError::Unreadable(text.trim().to_string()))
 }
 
 /// fio against a live target.
@@ -52,7 +90,7 @@ impl Fio {
         }
         let capacity = size(&target)?;
         if capacity == 0 {
-            return Err(PtsError::Target(format!("{}: the target is empty", show(&target))));
+            return Err(PtsError::Target(format!("{}: the target is empty", target.show())));
         }
         Ok(Fio { fio, target, capacity, scratch: scratch_dir.join("fio-step.json"), steps: 0 })
     }
@@ -61,14 +99,7 @@ impl Fio {
         let mut c = Command::new(&self.fio);
         c.arg("--output-format=json").arg(format!("--output={}", self.scratch.display()));
         c.args(["--name=pts", "--group_reporting", "--direct=1", "--randrepeat=0", "--norandommap"]);
-        match &self.target {
-            Target::Path(p) => {
-                c.arg("--ioengine=libaio").arg(format!("--filename={}", p.display()));
-            }
-            Target::Nbd(uri) => {
-                c.arg("--ioengine=nbd").arg(format!("--uri={uri}"));
-            }
-        }
+        c.args(self.target.fio_args());
         for (k, v) in job.options() {
             match (k, &job.limit) {
                 // fio wants plain flags; its runtime takes a unit suffix.
@@ -90,13 +121,6 @@ impl Fio {
     }
 }
 
-fn show(t: &Target) -> String {
-    match t {
-        Target::Path(p) => p.display().to_string(),
-        Target::Nbd(u) => u.clone(),
-    }
-}
-
 /// The target's size in bytes: a file's length, a block device's end, an NBD export's size
 /// (from `nbdinfo --size`).
 fn size(target: &Target) -> Result<u64, PtsError> {
@@ -107,26 +131,19 @@ fn size(target: &Target) -> Result<u64, PtsError> {
                 .map_err(|e| PtsError::Target(format!("opening {}: {e}", p.display())))?;
             f.seek(SeekFrom::End(0)).map_err(|e| PtsError::Target(format!("sizing {}: {e}", p.display())))
         }
-        Target::Nbd(uri) => {
-            let out = Command::new("nbdinfo").args(["--size", uri]).output().map_err(|e| {
-                PtsError::Target(format!("sizing {uri}: running nbdinfo (libnbd's tool): {e}"))
-            })?;
-            if !out.status.success() {
-                let msg = String::from_utf8_lossy(&out.stderr);
-                let line = msg.lines().find(|l| !l.trim().is_empty()).unwrap_or("failed");
-                return Err(PtsError::Target(format!("sizing {uri}: nbdinfo: {}", line.trim())));
-            }
-            let text = String::from_utf8_lossy(&out.stdout);
-            text.trim()
-                .parse()
-                .map_err(|_| PtsError::Target(format!("sizing {uri}: nbdinfo printed {:?}", text.trim())))
-        }
+        Target::Nbd(uri) => nbd_size(uri).map_err(|e| {
+            PtsError::Target(match e {
+                NbdSizeError::Run(e) => format!("sizing {uri}: running nbdinfo (libnbd's tool): {e}"),
+                NbdSizeError::Failed(line) => format!("sizing {uri}: nbdinfo: {line}"),
+                NbdSizeError::Unreadable(text) => format!("sizing {uri}: nbdinfo printed {text:?}"),
+            })
+        }),
     }
 }
 
 impl Executor for Fio {
     fn describe(&self) -> String {
-        format!("{} (live, fio)", show(&self.target))
+        format!("{} (live, fio)", self.target.show())
     }
 
     fn capacity(&self) -> u64 {

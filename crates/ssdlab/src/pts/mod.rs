@@ -24,7 +24,7 @@ use serde::Serialize;
 
 pub use chart::write_charts;
 pub use executor::{Executor, Measured, PtsError};
-pub use fio::{Fio, Target, parse_fio_json};
+pub use fio::{Fio, NbdSizeError, Target, nbd_size, parse_fio_json};
 pub use plan::{Job, Limit, Settings};
 pub use runner::{Cell, Interval, IopsResult, Observer, Point, Round, WsatResult, iops_test, wsat_test};
 pub use simulated::Simulated;
