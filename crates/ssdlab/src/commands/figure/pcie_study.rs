@@ -39,16 +39,30 @@ struct Devices {
 
 const REGION: &str = "4g";
 
+/// fssd (with `host` = (host cores, cycles to submit and to complete a command) if given) with
+/// its read region written and on flash; `what` says so on standard error.
+fn fssd_written(lab: &Lab, opts: &RunOptions, host: Option<(u32, u64)>, what: &str) -> Result<Rig> {
+    let mut cfg = lab.device("fssd", 96, |_| {})?;
+    if let Some((cores, cycles)) = host {
+        cfg = cfg
+            .set("system.host.cores", &cores.to_string())?
+            .set("system.host.submit_cycles", &cycles.to_string())?
+            .set("system.host.complete_cycles", &cycles.to_string())?;
+    }
+    let rig = lab.rig(&cfg, Start::Fresh)?;
+    let fill = lab.job("fill", &[("rw", "write"), ("bs", "1m"), ("iodepth", "16"), ("size", REGION)]);
+    lab.run(what, &rig, &[fill], opts)?;
+    lab.settle(&rig)?;
+    Ok(rig)
+}
+
 /// The three devices: fssd with its read region written, bssd and sata-ssd aged to GC steady
 /// state (fresh when `age` is false).
 fn devices(lab: &Lab, opts: &RunOptions, age: bool) -> Result<Devices> {
     let aged = || {
         if age { Start::Precondition(Precondition::SteadyState { overwrites: 1.0 }) } else { Start::Fresh }
     };
-    let fssd = lab.rig(&lab.device("fssd", 96, |_| {})?, Start::Fresh)?;
-    let fill = lab.job("fill", &[("rw", "write"), ("bs", "1m"), ("iodepth", "16"), ("size", REGION)]);
-    lab.run("fssd: writing the read region", &fssd, &[fill], opts)?;
-    lab.settle(&fssd)?;
+    let fssd = fssd_written(lab, opts, None, "fssd: writing the read region")?;
     let bssd = lab.rig(&lab.device("bssd", 96, |_| {})?, aged())?;
     let sata = lab.rig(&lab.device("sata-ssd", 96, |_| {})?, aged())?;
     Ok(Devices { fssd, bssd, sata })
@@ -262,16 +276,8 @@ fn scaling(lab: &mut Lab, name: &str, rig: &Rig, opts: &RunOptions, ios: u64) ->
 pub fn scaling_lab(o: &FigureOpts, cores: u32, us_per_command: u64) -> Result<Lab> {
     let mut lab = Lab::new("pcie-study", o)?;
     let nvme = RunOptions::default();
-    let cycles = (us_per_command * 3_000 / 2).to_string(); // the preset's 3 GHz, half each way
-    let cfg = lab
-        .device("fssd", 96, |_| {})?
-        .set("system.host.cores", &cores.to_string())?
-        .set("system.host.submit_cycles", &cycles)?
-        .set("system.host.complete_cycles", &cycles)?;
-    let rig = lab.rig(&cfg, Start::Fresh)?;
-    let fill = lab.job("fill", &[("rw", "write"), ("bs", "1m"), ("iodepth", "16"), ("size", REGION)]);
-    lab.run("fssd: writing the read region", &rig, &[fill], &nvme)?;
-    lab.settle(&rig)?;
+    let cycles = us_per_command * 3_000 / 2; // the preset's 3 GHz, half each way
+    let rig = fssd_written(&lab, &nvme, Some((cores, cycles)), "fssd: writing the read region")?;
     let n = lab.pick(20_000u64, 2_000) / 4;
     scaling(&mut lab, "fssd", &rig, &nvme, n)?;
     Ok(lab)
@@ -305,15 +311,8 @@ pub fn workers_map(o: &FigureOpts) -> Result<Lab> {
     let n = lab.pick(20_000u64, 2_000) / 4;
     for cores in [1u32, 2, 8] {
         for cycles in [6_000u64, 30_000, 60_000, 120_000] {
-            let cfg = lab
-                .device("fssd", 96, |_| {})?
-                .set("system.host.cores", &cores.to_string())?
-                .set("system.host.submit_cycles", &cycles.to_string())?
-                .set("system.host.complete_cycles", &cycles.to_string())?;
-            let rig = lab.rig(&cfg, Start::Fresh)?;
-            let fill = lab.job("fill", &[("rw", "write"), ("bs", "1m"), ("iodepth", "16"), ("size", REGION)]);
-            lab.run(&format!("fssd, {cores} host cores, {cycles} cycles: writing"), &rig, &[fill], &nvme)?;
-            lab.settle(&rig)?;
+            let what = format!("fssd, {cores} host cores, {cycles} cycles: writing");
+            let rig = fssd_written(&lab, &nvme, Some((cores, cycles)), &what)?;
             let mut by = Vec::new();
             for workers in [1u32, 4, 8] {
                 let what = format!("fssd, {cores} host cores, {cycles} cycles: {workers} workers");
