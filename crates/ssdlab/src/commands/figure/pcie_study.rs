@@ -13,6 +13,7 @@ use ssdlab::{Rig, Start};
 use super::FigureOpts;
 use super::lab::{Lab, Verdict};
 use crate::cli::PcieStudyArgs;
+use crate::named_device;
 
 fn mean_us(r: &Report) -> f64 {
     let (n, sum) = r.ops.values().fold((0u64, 0.0), |(n, s), o| {
@@ -180,7 +181,7 @@ pub fn lab(o: &FigureOpts) -> Result<Lab> {
 
     // The GC write cliff on the bridge-based device, in a long random-write run from the
     // aged state, and the power rise while GC degrades it.
-    cliff(&mut lab, Precondition::SteadyState { overwrites: 1.0 }, &nvme)?;
+    cliff(&mut lab, Precondition::SteadyState { overwrites: 1.0 }, &nvme, CliffSize::Figure)?;
 
     // Power by workload, on devices built again: the runs above left the bridge's SSDs in GC
     // and the host buffer full, which would be measured too.
@@ -343,27 +344,52 @@ pub fn workers_map(o: &FigureOpts) -> Result<Lab> {
     Ok(lab)
 }
 
+/// The size of a write-cliff run.
+#[derive(Clone, Copy)]
+enum CliffSize {
+    /// The figure's: the full-size `bssd` with 1.5 M writes per job (`--quick`: 96 blocks per
+    /// plane, 150 k).
+    Figure,
+    /// docs/systems.md's map of the starting state: 96 blocks per plane, 1 M writes per job,
+    /// 20 ms intervals, with or without `--quick` (about 45 s). From a sequential fill the
+    /// figure's sizes reach no GC: the full-size run ends before its caches and free blocks are
+    /// used up, the quick run's 150 k writes per job too.
+    Map,
+}
+
 /// The write-cliff run on `bssd` from `start` (the figure's: GC steady state), with its rows.
-fn cliff(lab: &mut Lab, start: Precondition, nvme: &RunOptions) -> Result<()> {
-    let cliff_rig = lab.rig(&lab.device("bssd", 96, |_| {})?, Start::Precondition(start))?;
-    let cn = lab.pick(1_500_000u64, 150_000).to_string();
+fn cliff(lab: &mut Lab, start: Precondition, nvme: &RunOptions, size: CliffSize) -> Result<()> {
+    let (cfg, writes, interval) = match size {
+        CliffSize::Figure => {
+            (lab.device("bssd", 96, |_| {})?, lab.pick(1_500_000u64, 150_000), lab.pick(50, 5))
+        }
+        CliffSize::Map => {
+            let mut cfg = named_device::load(Some("bssd"))?;
+            named_device::set_blocks(&mut cfg, 96)?;
+            cfg.validate().map_err(|e| anyhow::anyhow!("bssd: {e}"))?;
+            (cfg, 1_000_000, 20)
+        }
+    };
+    let cliff_rig = lab.rig(&cfg, Start::Precondition(start))?;
+    let cn = writes.to_string();
     let job = lab.job(
         "cliff",
         &[("rw", "randwrite"), ("bs", "4k"), ("numjobs", "4"), ("iodepth", "32"), ("number_ios", &cn)],
     );
-    let opts = RunOptions { interval: SimDuration::from_millis(lab.pick(50, 5)), ..nvme.clone() };
+    let opts = RunOptions { interval: SimDuration::from_millis(interval), ..nvme.clone() };
     let c = lab.run("bssd: the write cliff run", &cliff_rig, &[job], &opts)?;
     lab.save("bssd-write-cliff", &c, true)?;
     cliff_rows(lab, &c);
     Ok(())
 }
 
-/// The write cliff alone, from `start`: the fidelity table's conditioned run (the study does
-/// not say what state its drives started from; docs/systems.md maps the power rise by it).
+/// The write cliff alone, from `start`, at the size of docs/systems.md's map of the starting
+/// state (96 blocks per plane, 1 M writes per job, in both forms): the fidelity table's
+/// conditioned run (the study does not say what state its drives started from).
 pub fn cliff_lab(o: &FigureOpts, start: Precondition) -> Result<Lab> {
     let mut lab = Lab::new("pcie-study", o)?;
     let nvme = RunOptions { interval: SimDuration::from_millis(1), ..RunOptions::default() };
-    cliff(&mut lab, start, &nvme)?;
+    cliff(&mut lab, start, &nvme, CliffSize::Map)?;
     Ok(lab)
 }
 
