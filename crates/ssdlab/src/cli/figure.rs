@@ -142,8 +142,14 @@ pub struct PcieStudyArgs {
     /// Instead of the study's figures, map where the host-FTL card's scaling with workers
     /// (published: IOPS x2.2 at 4, latency +289% at 8) appears: host cores 1, 2, 8 x host
     /// cycles per command submitted and completed 6,000 to 120,000 (the study states neither).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "map_queued")]
     pub map_workers: bool,
+    /// Instead of the study's figures, map where queued (QD128) latency reaches ~100x the
+    /// legacy (synchronous) latency as the study measured: on fssd, host cores 1 and 8 x the
+    /// host's time to submit and complete a command (4 to 320 us); on bssd, the bridge's
+    /// conversion time per direction (5 to 200 us). The study states none of them.
+    #[arg(long)]
+    pub map_queued: bool,
 }
 
 /// Options of the host-FTL array and PCIe study figures.

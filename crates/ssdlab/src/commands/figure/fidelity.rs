@@ -28,8 +28,9 @@ pub struct Entry {
 const ONE_REQUEST_PER_THREAD: &str = "one request per Tradition thread";
 /// The condition under which the bridge-based device's power rises after the write cliff.
 const SEQ_FILLED: &str = "the cliff run from a sequentially filled device";
-/// The condition under which the host-FTL card scales with workers as the study measured.
-const ONE_HOST_CORE: &str = "one host core spending 40 us per command";
+/// The condition under which the host-FTL card scales with workers, and its queued latency grows, as the
+/// study measured (docs/fidelity.md: `figure pcie-study --map-workers` and `--map-queued`).
+const ONE_HOST_CORE: &str = "one host core spending 80 us per command";
 /// The condition under which NICFS's four front ends fall below two.
 const SLOW_SWITCH: &str = "a 15 us NIC context switch";
 
@@ -112,7 +113,7 @@ fn collect(a: &FidelityArgs) -> Result<Vec<Entry>> {
     if !a.no_conditions {
         let cond = super::pcie_study::cliff_lab(&opts, Precondition::SeqFill)?.into_rows();
         rows = merge(rows, &cond, SEQ_FILLED);
-        let cond = super::pcie_study::scaling_lab(&opts, 1, 40)?.into_rows();
+        let cond = super::pcie_study::scaling_lab(&opts, 1, 80)?.into_rows();
         rows = merge(rows, &cond, ONE_HOST_CORE);
     }
     add("PCIe study", rows);
