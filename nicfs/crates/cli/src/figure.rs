@@ -7,7 +7,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args, Subcommand};
 use nicfs_timed::TimedConfig;
 use nicfs_timed::figures::{
-    Row, Scale, backend, paper, render, render_throughput, throughput, throughput_rows,
+    Row, Scale, backend, front_end_map, paper, render, render_throughput, throughput, throughput_rows,
 };
 
 /// Arguments of `nicfs figure`.
@@ -35,6 +35,10 @@ enum Which {
     Throughput,
     /// Figures 2-5 only (the back end).
     Backend,
+    /// Where figure 3's shapes hold (two front ends x2, four below two): the ratios against the
+    /// NIC's context-switch cost (0-30 us) and its core speed (1-4 NIC cycles per host cycle),
+    /// neither stated by the paper (nicfs/BENCHMARKS.md has the measured map).
+    Map,
     /// Prints the model's configuration (defaults, or --config) as TOML.
     Config,
     /// Measures this implementation's CPU costs on this machine (wall clock; not
@@ -64,6 +68,10 @@ pub fn run(a: FigureArgs) -> Result<()> {
             throughput_rows(&t)
         }
         Which::Backend => backend(&cfg, &scale, a.seed).map_err(e)?,
+        Which::Map => {
+            print!("{}", front_end_map(&cfg, &scale, a.seed).map_err(e)?);
+            return Ok(());
+        }
         Which::Config => {
             print!("{}", toml::to_string(&cfg)?);
             return Ok(());

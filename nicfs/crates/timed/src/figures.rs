@@ -315,6 +315,67 @@ pub fn backend(cfg: &TimedConfig, s: &Scale, seed: u64) -> Result<Vec<Row>, Stri
     Ok(rows)
 }
 
+/// Sustained 4 KiB appends with `fronts` front ends, MB/s (figure 3's runs).
+fn fronts_mbps(cfg: &TimedConfig, s: &Scale, fronts: usize, seed: u64) -> Result<f64, String> {
+    let setup =
+        NicfsSetup { fronts, log_bytes: s.log_bytes, file_bytes: s.file_bytes, ..NicfsSetup::default() };
+    let m = NicfsMachine::new(cfg, &setup)?;
+    Ok(m.run(&phase(Access::Write, Pattern::Seq, 4096, s.file_bytes), seed)?.mbps())
+}
+
+/// The NIC context-switch costs the front-end map runs, ns.
+pub const MAP_SWITCH_NS: [u64; 10] = [0, 1_000, 3_800, 7_600, 9_000, 11_000, 12_000, 13_000, 15_000, 30_000];
+/// The NIC core speeds (NIC cycles per host cycle) the front-end map runs.
+pub const MAP_NIC_SPEED: [f64; 4] = [1.0, 2.0, 3.0, 4.0];
+/// The switch costs of the speed table's columns, ns.
+const MAP_SPEED_SWITCH_NS: [u64; 3] = [0, 3_800, 15_000];
+
+/// Where figure 3's two published shapes hold (two front ends x2; four below two): the ratio of
+/// four front ends to one against the NIC's context-switch cost (`nic.switch_ns`), and both
+/// ratios against the NIC core's speed (`nic.cycles_per_host_cycle`) at three switch costs.
+/// The paper states neither parameter; `cfg` gives everything else. Two Markdown tables.
+pub fn front_end_map(cfg: &TimedConfig, s: &Scale, seed: u64) -> Result<String, String> {
+    use std::fmt::Write as _;
+    let ratios = |c: &TimedConfig, fronts: &[usize]| -> Result<Vec<f64>, String> {
+        let one = fronts_mbps(c, s, 1, seed)?;
+        fronts.iter().map(|&f| Ok(fronts_mbps(c, s, f, seed)? / one)).collect()
+    };
+    let two = ratios(cfg, &[2])?[0];
+    let mut out = format!(
+        "Sustained 4 KiB appends, throughput over one front end's, at `nic.cycles_per_host_cycle` {} \
+         (published: two front ends x2, four below two).\n\n| `switch_ns` |",
+        cfg.nic.cycles_per_host_cycle
+    );
+    for ns in MAP_SWITCH_NS {
+        let _ = write!(out, " {ns} |");
+    }
+    out.push_str("\n|---|");
+    out.push_str(&"---|".repeat(MAP_SWITCH_NS.len()));
+    let _ = write!(out, "\n| 4 front ends / 1 (2 front ends: {two:.2}) |");
+    for ns in MAP_SWITCH_NS {
+        let mut c = cfg.clone();
+        c.nic.switch_ns = ns;
+        let _ = write!(out, " {:.2} |", ratios(&c, &[4])?[0]);
+    }
+    out.push_str("\n\n| NIC cycles per host cycle | 2 front ends / 1 |");
+    for ns in MAP_SPEED_SWITCH_NS {
+        let _ = write!(out, " 4 / 1, switch {} us |", ns as f64 / 1e3);
+    }
+    out.push_str("\n|---|---|");
+    out.push_str(&"---|".repeat(MAP_SPEED_SWITCH_NS.len()));
+    for speed in MAP_NIC_SPEED {
+        let mut c = cfg.clone();
+        c.nic.cycles_per_host_cycle = speed;
+        let _ = write!(out, "\n| {speed:.1} | {:.2} |", ratios(&c, &[2])?[0]);
+        for ns in MAP_SPEED_SWITCH_NS {
+            c.nic.switch_ns = ns;
+            let _ = write!(out, " {:.2} |", ratios(&c, &[4])?[0]);
+        }
+    }
+    out.push('\n');
+    Ok(out)
+}
+
 /// Every figure: the throughput table, and every comparison as rows (figure 1's first).
 pub fn paper(cfg: &TimedConfig, s: &Scale, seed: u64) -> Result<(Vec<Throughput>, Vec<Row>), String> {
     let t = throughput(cfg, s, seed)?;

@@ -122,3 +122,20 @@ fn front_ends_scale_with_their_pipelines_until_threads_outnumber_cores() {
     assert!(four[0] > four[1] && four[1] > four[2], "4 front ends against switch_ns 0/3.8/30 us: {four:?}");
     assert!(four[2] < two, "switch_ns = 30 us: 4 front ends {:.0} below 2 ({two:.0}) MB/s", four[2]);
 }
+
+#[test]
+fn the_front_end_map_covers_its_axes_and_a_dearer_switch_costs_four_front_ends() {
+    let cfg = TimedConfig::default();
+    let s = Scale::small();
+    let map = nicfs_timed::figures::front_end_map(&cfg, &s, 1).unwrap();
+    assert_eq!(map, nicfs_timed::figures::front_end_map(&cfg, &s, 1).unwrap(), "deterministic");
+    let lines: Vec<&str> = map.lines().collect();
+    let four = lines.iter().find(|l| l.starts_with("| 4 front ends / 1")).expect("the switch row");
+    let ratios: Vec<f64> = four.split('|').filter_map(|c| c.trim().parse().ok()).collect();
+    assert_eq!(ratios.len(), nicfs_timed::figures::MAP_SWITCH_NS.len(), "{four}");
+    // Switches only take time: the dearest costs four front ends more than none does.
+    assert!(ratios[0] > *ratios.last().unwrap() + 0.2, "{four}");
+    for speed in nicfs_timed::figures::MAP_NIC_SPEED {
+        assert!(lines.iter().any(|l| l.starts_with(&format!("| {speed:.1} |"))), "no row for {speed}: {map}");
+    }
+}
