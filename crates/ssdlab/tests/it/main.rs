@@ -15,6 +15,7 @@ mod gc_pacing;
 mod gc_theory;
 mod isolation;
 mod mqsim_fast18;
+mod pcie_maps;
 mod plots;
 mod precondition;
 mod pts;

@@ -237,6 +237,14 @@ impl Lab {
         self.rows.last_mut().expect("just pushed")
     }
 
+    /// Writes `chart` as NAME.png under `--out` (nothing without it).
+    pub fn chart(&self, name: &str, chart: &plot::Chart) -> Result<()> {
+        if let Some(dir) = &self.opts.out {
+            plot::write_chart(chart, &dir.join(format!("{name}.png")))?;
+        }
+        Ok(())
+    }
+
     /// The rows, ending the lab without printing.
     pub fn into_rows(self) -> Vec<Row> {
         self.rows

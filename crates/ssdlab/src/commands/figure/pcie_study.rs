@@ -91,7 +91,7 @@ pub fn lab(o: &FigureOpts) -> Result<Lab> {
     let n = lab.pick(20_000, 2_000);
     let mut legacy_us = [0.0; 2];
     for (k, (name, rig)) in [("fssd", &d.fssd), ("bssd", &d.bssd)].into_iter().enumerate() {
-        legacy_us[k] = queued_vs_legacy(&mut lab, "queued vs legacy latency", name, rig, n)?;
+        legacy_us[k] = queued_vs_legacy(&mut lab, "queued vs legacy latency", name, rig, n)?.0;
     }
     bssd_over_fssd(&mut lab, legacy_us);
 
@@ -217,8 +217,8 @@ fn bssd_over_fssd(lab: &mut Lab, legacy_us: [f64; 2]) {
 
 /// Queued (one worker at QD128, `n` reads, NVMe) against legacy (one synchronous worker, `n` / 4
 /// reads) mean latency on `rig`: a row in `group` labelled by `name`, judged against the study's
-/// ~x100. Returns the legacy mean, us.
-fn queued_vs_legacy(lab: &mut Lab, group: &str, name: &str, rig: &Rig, n: u64) -> Result<f64> {
+/// ~x100. Returns the legacy mean, us, and the ratio.
+fn queued_vs_legacy(lab: &mut Lab, group: &str, name: &str, rig: &Rig, n: u64) -> Result<(f64, f64)> {
     let nvme = RunOptions { interval: SimDuration::from_millis(1), ..RunOptions::default() };
     let legacy = RunOptions { interface: HostInterface::Legacy, ..nvme.clone() };
     let sync = lab.run(
@@ -241,7 +241,7 @@ fn queued_vs_legacy(lab: &mut Lab, group: &str, name: &str, rig: &Rig, n: u64) -
         ),
     )
     .judge(Verdict::ratio(q / l.max(1e-9), 100.0));
-    Ok(l)
+    Ok((l, q / l.max(1e-9)))
 }
 
 /// Where queued latency reaches ~100x legacy latency (the study's QD128 against synchronous
@@ -255,19 +255,30 @@ pub fn queued_map(o: &FigureOpts) -> Result<Lab> {
     let nvme = RunOptions::default();
     let n = lab.pick(20_000u64, 2_000);
     // One worker's commands come from one host thread, so host cores do not enter.
+    let (mut fssd, mut bssd) = (Vec::new(), Vec::new());
     for cycles in [6_000u64, 30_000, 60_000, 120_000, 240_000, 480_000] {
         let us = 2.0 * cycles as f64 / 3e3;
         let what = format!("fssd, {us:.0} us per command: writing");
         let rig = fssd_written(&lab, &nvme, Some((1, cycles)), &what)?;
         let name = format!("fssd, {us:.0} us to submit and complete");
-        queued_vs_legacy(&mut lab, "queued map (fssd)", &name, &rig, n)?;
+        fssd.push((us, queued_vs_legacy(&mut lab, "queued map (fssd)", &name, &rig, n)?.1));
     }
     for conversion_us in [5u64, 20, 50, 100, 200] {
         let cfg = lab.device("bssd", 96, |_| {})?.set("system.conversion", &format!("{conversion_us}us"))?;
         let rig = lab.rig(&cfg, Start::Precondition(Precondition::SteadyState { overwrites: 1.0 }))?;
         let name = format!("bssd, conversion {conversion_us} us each way");
-        queued_vs_legacy(&mut lab, "queued map (bssd)", &name, &rig, n)?;
+        let ratio = queued_vs_legacy(&mut lab, "queued map (bssd)", &name, &rig, n)?.1;
+        bssd.push((conversion_us as f64, ratio));
     }
+    let chart = map_chart(
+        "Where queued latency reaches ~x100 legacy (PCIe study)",
+        "4 KiB reads: one worker at QD128 over one synchronous worker; the study states neither cost",
+        "serial time per command, us (fssd: host submit + complete; bssd: bridge conversion each way)",
+        "QD128 / legacy mean latency",
+        vec![("fssd: host time per command".into(), fssd), ("bssd: bridge conversion".into(), bssd)],
+        ("published ~x100", 100.0),
+    );
+    lab.chart("queued-map", &chart)?;
     Ok(lab)
 }
 
@@ -325,7 +336,7 @@ pub fn scaling_lab(o: &FigureOpts, cores: u32, us_per_command: u64) -> Result<La
     let n = lab.pick(20_000u64, 2_000);
     // The same host also sets fssd's queued and legacy latency, and so bssd's over it (bssd's
     // own host is unchanged: its thin driver).
-    let fssd_legacy = queued_vs_legacy(&mut lab, "queued vs legacy latency", "fssd", &rig, n)?;
+    let (fssd_legacy, _) = queued_vs_legacy(&mut lab, "queued vs legacy latency", "fssd", &rig, n)?;
     scaling(&mut lab, "fssd", &rig, &nvme, n / 4)?;
     drop(rig);
     let bssd = lab.rig(
@@ -366,7 +377,9 @@ pub fn workers_map(o: &FigureOpts) -> Result<Lab> {
     let mut lab = Lab::new("pcie-study", o)?;
     let nvme = RunOptions::default();
     let n = lab.pick(20_000u64, 2_000) / 4;
+    let (mut iops_series, mut latency_series) = (Vec::new(), Vec::new());
     for cores in [1u32, 2, 8] {
+        let (mut iops_points, mut latency_points) = (Vec::new(), Vec::new());
         for cycles in [6_000u64, 30_000, 60_000, 120_000] {
             let what = format!("fssd, {cores} host cores, {cycles} cycles: writing");
             let rig = fssd_written(&lab, &nvme, Some((cores, cycles)), &what)?;
@@ -377,6 +390,9 @@ pub fn workers_map(o: &FigureOpts) -> Result<Lab> {
                 by.push((mean_us(&r), r.total.iops, cpu(&r)));
             }
             let (one, four, eight) = (by[0], by[1], by[2]);
+            let us = 2.0 * cycles as f64 / 3e3;
+            iops_points.push((us, four.1 / one.1.max(1e-9)));
+            latency_points.push((us, (eight.0 / one.0.max(1e-9) - 1.0) * 100.0));
             let point =
                 format!("{cores} host cores, {:.0} us to submit and complete", 2.0 * cycles as f64 / 3e3);
             lab.row(
@@ -396,7 +412,23 @@ pub fn workers_map(o: &FigureOpts) -> Result<Lab> {
             )
             .judge(Verdict::change(eight.0 / one.0.max(1e-9) - 1.0, 2.89));
         }
+        iops_series.push((format!("{cores} host cores"), iops_points));
+        latency_series.push((format!("{cores} host cores"), latency_points));
     }
+    let x = "host time to submit and complete a command, us";
+    let sub =
+        "fssd, synchronous 4 KiB reads; the study states neither the host's cores nor its cost per command";
+    let title = "Host-FTL card: IOPS with 4 workers over 1 (PCIe study)";
+    lab.chart(
+        "workers-map-iops",
+        &map_chart(title, sub, x, "IOPS 4 workers / 1", iops_series, ("published x2.2", 2.2)),
+    )?;
+    let title = "Host-FTL card: latency with 8 workers over 1 (PCIe study)";
+    let y = "latency change 8 workers / 1, %";
+    lab.chart(
+        "workers-map-latency",
+        &map_chart(title, sub, x, y, latency_series, ("published +289%", 289.0)),
+    )?;
     Ok(lab)
 }
 
@@ -484,4 +516,36 @@ fn cliff_rows(lab: &mut Lab, r: &Report) {
         "bssd-write-cliff/power.png".into(),
     )
     .judge(Verdict::change(pa / pb.max(1e-12) - 1.0, 0.33));
+}
+
+/// A map's chart: a line per series of `(x, y)` points, and the published value as a flat line
+/// across the same x range.
+fn map_chart(
+    title: &str,
+    subtitle: &str,
+    x_desc: &str,
+    y_desc: &str,
+    series: Vec<(String, Vec<(f64, f64)>)>,
+    published: (&str, f64),
+) -> plot::Chart {
+    let xs = series.iter().flat_map(|(_, p)| p.iter().map(|q| q.0));
+    let (lo, hi) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| (a.min(x), b.max(x)));
+    let point = |(x, y): (f64, f64)| plot::Point { x, mean: y, lo: y, hi: y };
+    let mut lines: Vec<plot::Series> = series
+        .into_iter()
+        .map(|(name, p)| plot::Series { name, points: p.into_iter().map(point).collect() })
+        .collect();
+    lines.push(plot::Series {
+        name: published.0.into(),
+        points: vec![point((lo, published.1)), point((hi, published.1))],
+    });
+    plot::Chart {
+        title: title.into(),
+        subtitle: subtitle.into(),
+        x_desc: x_desc.into(),
+        y_desc: y_desc.into(),
+        categories: None,
+        series: lines,
+        log_y: false,
+    }
 }
