@@ -36,6 +36,16 @@ impl RequestSink for Misses {
 }
 
 impl Misses {
+    /// The distinct transfer phases (to the microsecond) and how many reads had each, longest
+    /// first: "N x T us, ...".
+    fn transfers(&self) -> String {
+        let mut by = std::collections::BTreeMap::new();
+        for p in &self.0 {
+            *by.entry((p.transfer.as_nanos() + 500) / 1000).or_insert(0u64) += 1;
+        }
+        by.iter().rev().map(|(us, n)| format!("{n} x {us} us")).collect::<Vec<_>>().join(", ")
+    }
+
     /// The mean of one phase, us.
     fn mean_us(&self, phase: impl Fn(&Phases) -> SimDuration) -> f64 {
         let sum: u64 = self.0.iter().map(|p| phase(p).as_nanos()).sum();
@@ -119,9 +129,10 @@ pub fn lab(o: &FigureOpts) -> Result<Lab> {
         format!("{xfer:.0}"),
         "74",
         format!(
-            "{} of {} reads went to flash; the preset's whole-page read transfer is 74 us (16 KiB and the OOB at 400 MT/s, 45.6 us, plus 28.36 us)",
+            "{} of {} reads went to flash; the preset's whole-page read transfer is 74 us (16 KiB and the OOB at 400 MT/s, 45.6 us, plus 28.36 us); a read moves only the 4 KiB units the data cache does not hold, so the flash reads' transfers were {}",
             m.0.len(),
-            r.ops.get("read").map_or(0, |o| o.throughput.count)
+            r.ops.get("read").map_or(0, |o| o.throughput.count),
+            m.transfers()
         ),
     )
     .judge(Verdict::near(xfer, 74.0, 74.0));
