@@ -7,7 +7,8 @@ use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args, Subcommand};
 use nicfs_timed::TimedConfig;
 use nicfs_timed::figures::{
-    Row, Scale, backend, front_end_map, paper, render, render_throughput, throughput, throughput_rows,
+    FrontEndMap, MAP_SPEED_SWITCH_NS, Row, Scale, backend, front_end_map, paper, render, render_throughput,
+    throughput, throughput_rows,
 };
 
 /// Arguments of `nicfs figure`.
@@ -38,7 +39,12 @@ enum Which {
     /// Where figure 3's shapes hold (two front ends x2, four below two): the ratios against the
     /// NIC's context-switch cost (0-30 us) and its core speed (1-4 NIC cycles per host cycle),
     /// neither stated by the paper (nicfs/BENCHMARKS.md has the measured map).
-    Map,
+    Map {
+        /// Also draw the map's two charts here (front-ends-by-switch.png,
+        /// front-ends-by-speed.png).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Prints the model's configuration (defaults, or --config) as TOML.
     Config,
     /// Measures this implementation's CPU costs on this machine (wall clock; not
@@ -68,8 +74,18 @@ pub fn run(a: FigureArgs) -> Result<()> {
             throughput_rows(&t)
         }
         Which::Backend => backend(&cfg, &scale, a.seed).map_err(e)?,
-        Which::Map => {
-            print!("{}", front_end_map(&cfg, &scale, a.seed).map_err(e)?);
+        Which::Map { out } => {
+            let map = front_end_map(&cfg, &scale, a.seed).map_err(e)?;
+            print!("{}", map.render());
+            if let Some(dir) = out {
+                std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+                for (name, chart) in map_charts(&map) {
+                    let path = dir.join(name);
+                    plot::write_chart(&chart, &path)
+                        .with_context(|| format!("drawing {}", path.display()))?;
+                    eprintln!("wrote {}", path.display());
+                }
+            }
             return Ok(());
         }
         Which::Config => {
@@ -90,4 +106,57 @@ pub fn run(a: FigureArgs) -> Result<()> {
         bail!("no figure rows");
     }
     Ok(())
+}
+
+/// The front-end map's charts: four front ends over one by switch cost, and both ratios by NIC
+/// speed, each with the published value as a flat line.
+fn map_charts(m: &FrontEndMap) -> Vec<(&'static str, plot::Chart)> {
+    let point = |x: f64, y: f64| plot::Point { x, mean: y, lo: y, hi: y };
+    let flat = |name: &str, y: f64, lo: f64, hi: f64| plot::Series {
+        name: name.into(),
+        points: vec![point(lo, y), point(hi, y)],
+    };
+    let switch_us: Vec<f64> = m.by_switch.iter().map(|(ns, _)| *ns as f64 / 1e3).collect();
+    let (lo, hi) = (switch_us[0], switch_us[switch_us.len() - 1]);
+    let by_switch = plot::Chart {
+        title: "NICFS figure 3: four front ends over one, by the NIC's context-switch cost".into(),
+        subtitle: format!(
+            "sustained 4 KiB appends; NIC speed {} cycles per host cycle; published: four below two front ends",
+            m.speed
+        ),
+        x_desc: "context switch, us (nic.switch_ns; the paper states none)".into(),
+        y_desc: "throughput over one front end".into(),
+        categories: None,
+        series: vec![
+            plot::Series {
+                name: "4 front ends / 1".into(),
+                points: m.by_switch.iter().map(|(ns, r)| point(*ns as f64 / 1e3, *r)).collect(),
+            },
+            flat("2 front ends / 1 (the published x2 is its level)", m.two, lo, hi),
+        ],
+        log_y: false,
+    };
+    let speeds: Vec<f64> = m.by_speed.iter().map(|s| s.0).collect();
+    let (lo, hi) = (speeds[0], speeds[speeds.len() - 1]);
+    let mut series = vec![plot::Series {
+        name: "2 front ends / 1".into(),
+        points: m.by_speed.iter().map(|(s, two, _)| point(*s, *two)).collect(),
+    }];
+    for (k, ns) in MAP_SPEED_SWITCH_NS.iter().enumerate() {
+        series.push(plot::Series {
+            name: format!("4 / 1, switch {} us", *ns as f64 / 1e3),
+            points: m.by_speed.iter().map(|(s, _, four)| point(*s, four[k])).collect(),
+        });
+    }
+    series.push(flat("published: two front ends x2", 2.0, lo, hi));
+    let by_speed = plot::Chart {
+        title: "NICFS figure 3: front ends over one, by the NIC core's speed".into(),
+        subtitle: "sustained 4 KiB appends; published: two front ends x2, four below two".into(),
+        x_desc: "NIC cycles per host cycle (nic.cycles_per_host_cycle; the paper states none)".into(),
+        y_desc: "throughput over one front end".into(),
+        categories: None,
+        series,
+        log_y: false,
+    };
+    vec![("front-ends-by-switch.png", by_switch), ("front-ends-by-speed.png", by_speed)]
 }

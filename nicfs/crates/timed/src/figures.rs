@@ -315,6 +315,28 @@ pub fn backend(cfg: &TimedConfig, s: &Scale, seed: u64) -> Result<Vec<Row>, Stri
     Ok(rows)
 }
 
+/// Where figure 3's two published shapes hold (two front ends x2; four below two), from
+/// [`front_end_map`]: sustained 4 KiB appends, throughput over one front end's.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FrontEndMap {
+    /// The configuration's NIC speed (NIC cycles per host cycle) of the switch row.
+    pub speed: f64,
+    /// Two front ends over one, at the configuration's switch cost and speed.
+    pub two: f64,
+    /// Four front ends over one, by `nic.switch_ns` ([`MAP_SWITCH_NS`]).
+    pub by_switch: Vec<(u64, f64)>,
+    /// By NIC speed ([`MAP_NIC_SPEED`]): two over one, and four over one at each of
+    /// [`MAP_SPEED_SWITCH_NS`].
+    pub by_speed: Vec<(f64, f64, Vec<f64>)>,
+}
+
+/// The NIC context-switch costs the front-end map runs, ns.
+pub const MAP_SWITCH_NS: [u64; 10] = [0, 1_000, 3_800, 7_600, 9_000, 11_000, 12_000, 13_000, 15_000, 30_000];
+/// The NIC core speeds (NIC cycles per host cycle) the front-end map runs.
+pub const MAP_NIC_SPEED: [f64; 4] = [1.0, 2.0, 3.0, 4.0];
+/// The switch costs of the speed table's columns, ns.
+pub const MAP_SPEED_SWITCH_NS: [u64; 3] = [0, 3_800, 15_000];
+
 /// Sustained 4 KiB appends with `fronts` front ends, MB/s (figure 3's runs).
 fn fronts_mbps(cfg: &TimedConfig, s: &Scale, fronts: usize, seed: u64) -> Result<f64, String> {
     let setup =
@@ -323,57 +345,67 @@ fn fronts_mbps(cfg: &TimedConfig, s: &Scale, fronts: usize, seed: u64) -> Result
     Ok(m.run(&phase(Access::Write, Pattern::Seq, 4096, s.file_bytes), seed)?.mbps())
 }
 
-/// The NIC context-switch costs the front-end map runs, ns.
-pub const MAP_SWITCH_NS: [u64; 10] = [0, 1_000, 3_800, 7_600, 9_000, 11_000, 12_000, 13_000, 15_000, 30_000];
-/// The NIC core speeds (NIC cycles per host cycle) the front-end map runs.
-pub const MAP_NIC_SPEED: [f64; 4] = [1.0, 2.0, 3.0, 4.0];
-/// The switch costs of the speed table's columns, ns.
-const MAP_SPEED_SWITCH_NS: [u64; 3] = [0, 3_800, 15_000];
-
-/// Where figure 3's two published shapes hold (two front ends x2; four below two): the ratio of
-/// four front ends to one against the NIC's context-switch cost (`nic.switch_ns`), and both
-/// ratios against the NIC core's speed (`nic.cycles_per_host_cycle`) at three switch costs.
-/// The paper states neither parameter; `cfg` gives everything else. Two Markdown tables.
-pub fn front_end_map(cfg: &TimedConfig, s: &Scale, seed: u64) -> Result<String, String> {
-    use std::fmt::Write as _;
-    let ratios = |c: &TimedConfig, fronts: &[usize]| -> Result<Vec<f64>, String> {
-        let one = fronts_mbps(c, s, 1, seed)?;
-        fronts.iter().map(|&f| Ok(fronts_mbps(c, s, f, seed)? / one)).collect()
+/// Maps figure 3's shapes against the two NIC parameters the paper does not state: the
+/// context-switch cost (`nic.switch_ns`) and the core speed (`nic.cycles_per_host_cycle`);
+/// `cfg` gives everything else.
+pub fn front_end_map(cfg: &TimedConfig, s: &Scale, seed: u64) -> Result<FrontEndMap, String> {
+    let ratio = |c: &TimedConfig, fronts: usize| -> Result<f64, String> {
+        Ok(fronts_mbps(c, s, fronts, seed)? / fronts_mbps(c, s, 1, seed)?)
     };
-    let two = ratios(cfg, &[2])?[0];
-    let mut out = format!(
-        "Sustained 4 KiB appends, throughput over one front end's, at `nic.cycles_per_host_cycle` {} \
-         (published: two front ends x2, four below two).\n\n| `switch_ns` |",
-        cfg.nic.cycles_per_host_cycle
-    );
-    for ns in MAP_SWITCH_NS {
-        let _ = write!(out, " {ns} |");
-    }
-    out.push_str("\n|---|");
-    out.push_str(&"---|".repeat(MAP_SWITCH_NS.len()));
-    let _ = write!(out, "\n| 4 front ends / 1 (2 front ends: {two:.2}) |");
+    let mut by_switch = Vec::new();
     for ns in MAP_SWITCH_NS {
         let mut c = cfg.clone();
         c.nic.switch_ns = ns;
-        let _ = write!(out, " {:.2} |", ratios(&c, &[4])?[0]);
+        by_switch.push((ns, ratio(&c, 4)?));
     }
-    out.push_str("\n\n| NIC cycles per host cycle | 2 front ends / 1 |");
-    for ns in MAP_SPEED_SWITCH_NS {
-        let _ = write!(out, " 4 / 1, switch {} us |", ns as f64 / 1e3);
-    }
-    out.push_str("\n|---|---|");
-    out.push_str(&"---|".repeat(MAP_SPEED_SWITCH_NS.len()));
+    let mut by_speed = Vec::new();
     for speed in MAP_NIC_SPEED {
         let mut c = cfg.clone();
         c.nic.cycles_per_host_cycle = speed;
-        let _ = write!(out, "\n| {speed:.1} | {:.2} |", ratios(&c, &[2])?[0]);
+        let two = ratio(&c, 2)?;
+        let mut four = Vec::new();
         for ns in MAP_SPEED_SWITCH_NS {
             c.nic.switch_ns = ns;
-            let _ = write!(out, " {:.2} |", ratios(&c, &[4])?[0]);
+            four.push(ratio(&c, 4)?);
         }
+        by_speed.push((speed, two, four));
     }
-    out.push('\n');
-    Ok(out)
+    Ok(FrontEndMap { speed: cfg.nic.cycles_per_host_cycle, two: ratio(cfg, 2)?, by_switch, by_speed })
+}
+
+impl FrontEndMap {
+    /// The map as two Markdown tables.
+    pub fn render(&self) -> String {
+        use std::fmt::Write as _;
+        let mut out = format!(
+            "Sustained 4 KiB appends, throughput over one front end's, at `nic.cycles_per_host_cycle` {} \
+             (published: two front ends x2, four below two).\n\n| `switch_ns` |",
+            self.speed
+        );
+        for (ns, _) in &self.by_switch {
+            let _ = write!(out, " {ns} |");
+        }
+        out.push_str("\n|---|");
+        out.push_str(&"---|".repeat(self.by_switch.len()));
+        let _ = write!(out, "\n| 4 front ends / 1 (2 front ends: {:.2}) |", self.two);
+        for (_, r) in &self.by_switch {
+            let _ = write!(out, " {r:.2} |");
+        }
+        out.push_str("\n\n| NIC cycles per host cycle | 2 front ends / 1 |");
+        for ns in MAP_SPEED_SWITCH_NS {
+            let _ = write!(out, " 4 / 1, switch {} us |", ns as f64 / 1e3);
+        }
+        out.push_str("\n|---|---|");
+        out.push_str(&"---|".repeat(MAP_SPEED_SWITCH_NS.len()));
+        for (speed, two, four) in &self.by_speed {
+            let _ = write!(out, "\n| {speed:.1} | {two:.2} |");
+            for r in four {
+                let _ = write!(out, " {r:.2} |");
+            }
+        }
+        out.push('\n');
+        out
+    }
 }
 
 /// Every figure: the throughput table, and every comparison as rows (figure 1's first).

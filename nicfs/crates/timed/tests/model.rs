@@ -129,6 +129,7 @@ fn the_front_end_map_covers_its_axes_and_a_dearer_switch_costs_four_front_ends()
     let s = Scale::small();
     let map = nicfs_timed::figures::front_end_map(&cfg, &s, 1).unwrap();
     assert_eq!(map, nicfs_timed::figures::front_end_map(&cfg, &s, 1).unwrap(), "deterministic");
+    let map = map.render();
     let lines: Vec<&str> = map.lines().collect();
     let four = lines.iter().find(|l| l.starts_with("| 4 front ends / 1")).expect("the switch row");
     let ratios: Vec<f64> = four.split('|').filter_map(|c| c.trim().parse().ok()).collect();
