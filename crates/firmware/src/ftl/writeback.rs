@@ -228,6 +228,11 @@ fn page_spans(places: &[Placed], upp: usize) -> Vec<(std::ops::Range<usize>, Pla
 /// The flow a page of units dirtied by `flows` counts for: the one with the most units, the
 /// first of them on a tie (a page holds 16 units at most, so counting is cheap).
 fn page_flow(flows: &[FlowTag]) -> FlowTag {
+    match flows {
+        [] => return FlowTag::NONE,
+        [f, rest @ ..] if rest.iter().all(|g| g == f) => return *f, // one flow's page: the common case
+        _ => {}
+    }
     let count = |f: FlowTag| flows.iter().filter(|&&g| g == f).count();
     let mut best = (0, FlowTag::NONE);
     for &f in flows {
