@@ -52,9 +52,10 @@ pub struct Report {
     /// (1: every flow suffers alike; MQSim's FAST'18 definition); `None` without it.
     #[serde(default)]
     pub fairness: Option<f64>,
-    /// With more than one flow: the flash transactions no flow caused (preconditioning,
-    /// translation pages, wear levelling, refresh, relocation); with `flows[].flash` they add
-    /// up to `flash` (absent with one flow; docs/multi-tenant.md).
+    /// With more than one flow: the flash transactions no flow caused (GC of blocks no flow
+    /// wrote, such as the preconditioning's; translation pages; wear levelling, refresh,
+    /// relocation); with `flows[].flash` they add up to `flash` (absent with one flow;
+    /// docs/multi-tenant.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flows_unattributed: Option<FlowFlash>,
     /// Write amplification.

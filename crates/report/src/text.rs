@@ -450,7 +450,7 @@ fn flow_table(s: &mut String, r: &Report) {
     if let Some(fl) = &r.flows_unattributed {
         let _ = writeln!(
             s,
-            "no flow's (preconditioning, translation pages, wear levelling, refresh): flash {} reads, {} programs ({} GC), {} erases",
+            "no flow's (GC of blocks no flow wrote, translation pages, wear levelling, refresh): flash {} reads, {} programs ({} GC), {} erases",
             fl.reads, fl.programs, fl.gc_programs, fl.erases
         );
     }
