@@ -201,3 +201,40 @@ fn utilisation(busy: &[u64], elapsed: SimDuration) -> Vec<f64> {
     let e = elapsed.as_nanos().max(1) as f64;
     busy.iter().map(|&b| b as f64 / e).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_transaction_counts_once_for_the_device_and_once_for_its_flow() {
+        let mut st = FilStats::new(2, 1, &[PageType::Lsb]);
+        let t = TxnTiming::default();
+        let (a, b) = (FlowTag::of_flow(0), FlowTag::of_flow(1));
+        let txns = [
+            (FlashOp::Read, TxnSource::User, a, 4096),
+            (FlashOp::Read, TxnSource::Gc, b, 16384),
+            (FlashOp::Program, TxnSource::Gc, b, 16384),
+            (FlashOp::Erase, TxnSource::Gc, b, 0),
+            (FlashOp::Read, TxnSource::Mapping, FlowTag::NONE, 16384),
+        ];
+        for (op, source, flow, bytes) in txns {
+            st.record(0, op, source, flow, &t, bytes, || 0);
+        }
+        assert_eq!(st.flow(a).ops[FlashOp::Read as usize], [1, 0, 0]);
+        assert_eq!(st.flow(b).by_source(), [0, 0, 3]);
+        assert_eq!(st.flow(b).bytes, [16384, 16384, 0]);
+        assert_eq!(st.flow(FlowTag::NONE).count(FlashOp::Read), 1);
+        assert_eq!(st.flow(FlowTag::of_flow(7)), FlowFlash::default(), "a flow that did nothing");
+        let mut sum = FlowFlash::default();
+        for f in &st.by_flow {
+            sum.add(f);
+        }
+        assert_eq!(
+            [sum.count(FlashOp::Read), sum.count(FlashOp::Program), sum.count(FlashOp::Erase)],
+            [st.read.count, st.program.count, st.erase.count]
+        );
+        assert_eq!(sum.by_source(), st.by_source);
+        assert_eq!(sum.bytes, [st.read.bytes, st.program.bytes, st.erase.bytes]);
+    }
+}
