@@ -147,6 +147,28 @@ fn per_flow_flash_work_is_deterministic() {
     assert!(a["flows"][1]["flash"]["programs"].as_u64().is_some());
     assert_eq!(flash(&a), flash(&b));
     assert_eq!(a["flows"], b["flows"]);
+    // `ssdlab compare` gives each flow's flash work a row.
+    let (pa, pb) = (dir.path().join("r7.json"), dir.path().join("r7b.json"));
+    std::fs::write(&pb, serde_json::to_string(&b).unwrap()).unwrap();
+    let out = ok(&["compare", pa.to_str().unwrap(), pb.to_str().unwrap()]);
+    let gc = u(&a["flows"][1]["flash"]["gc_programs"]);
+    let commas = |n: u64| {
+        let d = n.to_string();
+        let mut s = String::new();
+        for (i, c) in d.chars().enumerate() {
+            if i > 0 && (d.len() - i) % 3 == 0 {
+                s.push(',');
+            }
+            s.push(c);
+        }
+        s
+    };
+    let row =
+        out.lines().find(|l| l.starts_with("flow writer GC programs")).unwrap_or_else(|| panic!("{out}"));
+    assert!(row.contains(&commas(gc)) && row.ends_with("(+0.0%)"), "{gc}: {row}");
+    for row in ["flow reader flash reads", "flow writer flash programs", "flow writer erases"] {
+        assert!(out.lines().any(|l| l.starts_with(row)), "{row}: {out}");
+    }
 }
 
 #[test]
