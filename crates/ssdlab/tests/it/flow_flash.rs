@@ -100,6 +100,21 @@ fn the_flows_flash_work_and_the_unattributed_rest_add_up_to_the_device() {
     // Who caused what: the reader only reads (one page a 4 KiB read, no cache hits: nothing was
     // written into its half); the writer programs, and collects blocks it wrote.
     let (reader, writer) = (&flows[0]["flash"], &flows[1]["flash"]);
+    // The fields python/ssdlab/_report.pyi declares as FlowFlash, in both places.
+    for v in [reader, rest] {
+        let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+        let declared = [
+            "by_source",
+            "erases",
+            "gc_programs",
+            "gc_reads",
+            "program_bytes",
+            "programs",
+            "read_bytes",
+            "reads",
+        ];
+        assert_eq!(keys, declared, "{v}");
+    }
     assert_eq!(u(&reader["reads"]), 20000, "{reader}");
     assert_eq!((u(&reader["programs"]), u(&reader["erases"])), (0, 0), "{reader}");
     assert!(u(&writer["gc_programs"]) > 0 && u(&writer["erases"]) > 0, "{writer}");
