@@ -53,6 +53,19 @@ class FlowReport(Section):
     alone_latency_mean_ns: float | None
     slowdown: float | None
     cache: FlowCache | None
+    flash: FlowFlash | None
+
+class FlowFlash(Section):
+    """Flash transactions one flow caused, or no flow (docs/report-schema.md, `flows[].flash`)."""
+
+    reads: int
+    programs: int
+    erases: int
+    by_source: list[int]
+    gc_reads: int
+    gc_programs: int
+    read_bytes: int
+    program_bytes: int
 
 class FlowCache(Section):
     """A flow's data-cache partition (docs/report-schema.md, `flows[].cache`)."""
@@ -366,6 +379,7 @@ class Report(Section):
     total: Throughput
     flows: list[FlowReport]
     fairness: float | None
+    flows_unattributed: FlowFlash | None
     waf: Waf
     gc: Gc
     wear: Wear

@@ -133,14 +133,17 @@ impl Session {
     }
 
     /// Tells the device which flow each queue serves (`queue_flows[q - 1]`, out of `flows`),
-    /// so that it splits its data cache between them if `ftl.cache.partition` asks; a shared
-    /// cache (the default) is left alone.
+    /// so that it counts flash work per flow (more than one flow) and splits its data cache
+    /// between them if `ftl.cache.partition` asks; a shared cache (the default) is left alone.
     pub fn bind_flows(
         &self,
         dev: &dyn System,
         queue_flows: &[Option<u32>],
         flows: u32,
     ) -> Result<(), RunError> {
+        if flows > 1 {
+            self.front.attribute_flows(queue_flows, flows);
+        }
         if dev.config().ftl.cache.partition.is_shared() {
             return Ok(());
         }

@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use firmware::fil::FlowTag;
 use firmware::system::{System, Totals};
 use host::run::HostResults;
 use host::workload::{IoOp, JobSpec};
@@ -89,10 +90,14 @@ pub fn assemble(dev: &dyn System, host: &HostResults, info: &RunInfo) -> Report 
     let sim_time = dev.sim().now();
     let window = host.window().as_secs_f64().max(1e-12);
     let (ops, total) = ops_report(&host.ops, window);
+    let totals = dev.totals();
+    // Flash work per flow: with more than one flow, and as many as the FIL's tags tell apart.
+    let several = (2..=FlowTag::FLOWS).contains(&host.flows.len());
     let flows = host
         .flows
         .iter()
-        .map(|f| {
+        .enumerate()
+        .map(|(i, f)| {
             let window = f.window_end.saturating_since(host.window_start);
             let (ops, total) = ops_report(&f.ops, window.as_secs_f64().max(1e-12));
             FlowReport {
@@ -110,11 +115,11 @@ pub fn assemble(dev: &dyn System, host: &HostResults, info: &RunInfo) -> Report 
                     read_hit_ratio: (c.hits + c.misses > 0)
                         .then(|| c.hits as f64 / (c.hits + c.misses) as f64),
                 }),
+                flash: several.then(|| FlowFlash::new(&totals.fil.flow(FlowTag::of_flow(i as u32)))),
             }
         })
         .collect();
 
-    let totals = dev.totals();
     let st = &totals.ftl;
     let fil = &totals.fil;
     let elapsed = sim_time.saturating_since(sim::SimTime::ZERO);
@@ -169,6 +174,14 @@ pub fn assemble(dev: &dyn System, host: &HostResults, info: &RunInfo) -> Report 
         total,
         flows,
         fairness: None,
+        flows_unattributed: several.then(|| {
+            // Everything no flow caused, and what tags past the flows' counted (none expected).
+            let mut rest = fil.flow(FlowTag::NONE);
+            for c in fil.by_flow.iter().skip(host.flows.len() + 1) {
+                rest.add(c);
+            }
+            FlowFlash::new(&rest)
+        }),
         waf: WafReport {
             host_units: st.host_units_written,
             flash_units: st.units_programmed,

@@ -201,6 +201,14 @@ fn rows(r: &Report, ops: &[&str]) -> Vec<Row> {
             add(&format!("{name} latency mean"), "us", Relative, Some(l.mean / 1e3));
             add(&format!("{name} latency p99"), "us", Relative, Some(l.p99 as f64 / 1e3));
         }
+        // The flash work it caused (reports from before issue 30's per-flow counts have none).
+        if let Some(fl) = &f.flash {
+            let name = format!("flow {}", f.name);
+            add(&format!("{name} flash reads"), "pages", Relative, Some(fl.reads as f64));
+            add(&format!("{name} flash programs"), "pages", Relative, Some(fl.programs as f64));
+            add(&format!("{name} GC programs"), "pages", Relative, Some(fl.gc_programs as f64));
+            add(&format!("{name} erases"), "blocks", Relative, Some(fl.erases as f64));
+        }
     }
     add("WAF", "ratio", Relative, Some(r.waf.waf));
     add("data WAF", "ratio", Relative, Some(r.waf.data_waf));

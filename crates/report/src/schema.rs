@@ -52,6 +52,12 @@ pub struct Report {
     /// (1: every flow suffers alike; MQSim's FAST'18 definition); `None` without it.
     #[serde(default)]
     pub fairness: Option<f64>,
+    /// With more than one flow: the flash transactions no flow caused (GC of blocks no flow
+    /// wrote, such as the preconditioning's; translation pages; wear levelling, refresh,
+    /// relocation); with `flows[].flash` they add up to `flash` (absent with one flow;
+    /// docs/multi-tenant.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flows_unattributed: Option<FlowFlash>,
     /// Write amplification.
     pub waf: WafReport,
     /// Garbage collection and wear levelling.
@@ -254,6 +260,48 @@ pub struct FlowReport {
     /// splits the cache between flows (absent with a shared cache).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache: Option<FlowCache>,
+    /// The flash transactions it caused, counted over the whole run like `flash` (absent with
+    /// one flow; docs/multi-tenant.md says what counts for whom).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flash: Option<FlowFlash>,
+}
+
+/// Flash transactions one flow caused (or no flow: `flows_unattributed`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FlowFlash {
+    /// Page reads.
+    pub reads: u64,
+    /// Page programs.
+    pub programs: u64,
+    /// Block erases.
+    pub erases: u64,
+    /// Transactions per source: user, mapping, GC (as `flash.by_source`).
+    pub by_source: [u64; 3],
+    /// Page reads of GC (the victims' valid data read to be moved).
+    pub gc_reads: u64,
+    /// Page programs of GC (the moved data written again).
+    pub gc_programs: u64,
+    /// Bytes read over the channels.
+    pub read_bytes: u64,
+    /// Bytes programmed over the channels.
+    pub program_bytes: u64,
+}
+
+impl FlowFlash {
+    /// The report's view of the FIL's per-flow counts.
+    pub fn new(c: &firmware::fil::FlowFlash) -> FlowFlash {
+        use firmware::fil::FlashOp;
+        FlowFlash {
+            reads: c.count(FlashOp::Read),
+            programs: c.count(FlashOp::Program),
+            erases: c.count(FlashOp::Erase),
+            by_source: c.by_source(),
+            gc_reads: c.ops[FlashOp::Read as usize][2],
+            gc_programs: c.ops[FlashOp::Program as usize][2],
+            read_bytes: c.bytes[FlashOp::Read as usize],
+            program_bytes: c.bytes[FlashOp::Program as usize],
+        }
+    }
 }
 
 /// A flow's data-cache partition.

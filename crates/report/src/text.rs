@@ -391,15 +391,26 @@ fn flow_table(s: &mut String, r: &Report) {
     let us = |ns: f64| format!("{:.0}", ns / 1e3);
     // A partitioned data cache adds each flow's lines and read hit ratio (on its first row).
     let cached = r.flows.iter().any(|f| f.cache.is_some());
+    // With several flows, the flash work each caused (on its first row).
+    let flashed = r.flows.iter().any(|f| f.flash.is_some());
     let _ = write!(
         s,
         "{:<16} {:<6} {:>9} {:>10} {:>9} | latency us: {:>8} {:>8} {:>8} {:>8}",
         "flow (queues)", "op", "count", "IOPS", "MB/s", "mean", "p99", "p99.99", "max"
     );
-    let _ = writeln!(
+    let _ = write!(
         s,
         "{}",
         if cached { format!(" | cache: {:>8} {:>6}", "lines", "hit%") } else { String::new() }
+    );
+    let _ = writeln!(
+        s,
+        "{}",
+        if flashed {
+            format!(" | flash: {:>9} {:>9} {:>9} {:>7}", "reads", "programs", "GC progs", "erases")
+        } else {
+            String::new()
+        }
     );
     for f in r.flows.iter().take(FLOW_ROWS) {
         let queues = f.queues.iter().map(|q| q.to_string()).collect::<Vec<_>>().join(",");
@@ -427,8 +438,21 @@ fn flow_table(s: &mut String, r: &Report) {
                 }
                 _ => String::new(),
             };
-            let _ = writeln!(s, "{cache}");
+            let flash = match &f.flash {
+                Some(fl) if k == 0 => {
+                    format!(" | {:>16} {:>9} {:>9} {:>7}", fl.reads, fl.programs, fl.gc_programs, fl.erases)
+                }
+                _ => String::new(),
+            };
+            let _ = writeln!(s, "{cache}{flash}");
         }
+    }
+    if let Some(fl) = &r.flows_unattributed {
+        let _ = writeln!(
+            s,
+            "no flow's (GC of blocks no flow wrote, translation pages, wear levelling, refresh): flash {} reads, {} programs ({} GC), {} erases",
+            fl.reads, fl.programs, fl.gc_programs, fl.erases
+        );
     }
     if r.flows.len() > FLOW_ROWS {
         let _ =

@@ -451,6 +451,7 @@ impl Engine {
                 batch.die.idx(),
                 batch.op,
                 txn.req.source,
+                txn.req.flow,
                 &txn.out.timing,
                 bytes,
                 || sh.timing.cell.page_type_index(sh.geo.page_in_block(page)),

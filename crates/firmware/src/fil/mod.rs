@@ -16,7 +16,8 @@ pub use completion::TxnReceiver;
 pub use config::{FilConfig, PolicyConfig};
 pub use handle::{Fil, SharedArray};
 pub use policy::{FifoPolicy, PriorityPolicy, QueueView, SchedPolicy};
-pub use stats::{FilStats, OpStats};
+pub use stats::{FilStats, FlowFlash, OpStats};
 pub use txn::{
-    FlashOp, FlashRequest, FlashStatus, PageWrite, QueueKind, TxnOutcome, TxnResult, TxnSource, TxnTiming,
+    FlashOp, FlashRequest, FlashStatus, FlowTag, PageWrite, QueueKind, TxnOutcome, TxnResult, TxnSource,
+    TxnTiming,
 };

@@ -5,7 +5,7 @@ use nand::PageType;
 use sim::stats::Histogram;
 use sim::{SimDuration, SimTime};
 
-use crate::fil::txn::{FlashOp, TxnSource, TxnTiming};
+use crate::fil::txn::{FlashOp, FlowTag, TxnSource, TxnTiming};
 
 /// Statistics of one operation type: latency and command-phase distributions, and the total
 /// time spent in each phase (divide by `count` for the mean).
@@ -50,6 +50,40 @@ impl OpStats {
     }
 }
 
+/// The transactions one flow caused (or, for [`FlowTag::NONE`], no flow), counted where the
+/// device-wide counters are: the same operations and sources, so the flows and the
+/// unattributed bucket add up to [`FilStats`] exactly.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct FlowFlash {
+    /// Completed transactions per operation (read, program, erase) and source (user, mapping,
+    /// GC): `ops[op][source]`.
+    pub ops: [[u64; 3]; 3],
+    /// Bytes moved over channels per operation (read, program, erase).
+    pub bytes: [u64; 3],
+}
+
+impl FlowFlash {
+    /// Transactions of `op`, every source.
+    pub fn count(&self, op: FlashOp) -> u64 {
+        self.ops[op as usize].iter().sum()
+    }
+
+    /// Transactions per source (user, mapping, GC), every operation.
+    pub fn by_source(&self) -> [u64; 3] {
+        std::array::from_fn(|s| self.ops.iter().map(|o| o[s]).sum())
+    }
+
+    /// Adds `other`'s counts.
+    pub fn add(&mut self, other: &FlowFlash) {
+        for (a, b) in self.ops.iter_mut().flatten().zip(other.ops.iter().flatten()) {
+            *a += b;
+        }
+        for (a, b) in self.bytes.iter_mut().zip(other.bytes) {
+            *a += b;
+        }
+    }
+}
+
 /// FIL statistics over a run.
 #[derive(Clone, Debug)]
 pub struct FilStats {
@@ -77,6 +111,9 @@ pub struct FilStats {
     pub max_queued: usize,
     /// When the statistics started.
     pub since: SimTime,
+    /// Transactions per flow, indexed by [`FlowTag`] (0: no flow). Grows to the highest tag
+    /// seen (empty until the first transaction), so a run allocates it once per flow.
+    pub by_flow: Vec<FlowFlash>,
 }
 
 impl FilStats {
@@ -94,16 +131,19 @@ impl FilStats {
             die_ops: vec![[0; 3]; dies],
             max_queued: 0,
             since: SimTime::ZERO,
+            by_flow: Vec::new(),
         }
     }
 
-    /// Counts a finished transaction; `page_type` (the index of its page's type) is asked for
-    /// programs only.
+    /// Counts a finished transaction of `flow`; `page_type` (the index of its page's type) is
+    /// asked for programs only.
+    #[allow(clippy::too_many_arguments)] // one call site, the engine's completion
     pub(crate) fn record(
         &mut self,
         die: usize,
         op: FlashOp,
         source: TxnSource,
+        flow: FlowTag,
         t: &TxnTiming,
         bytes: u32,
         page_type: impl FnOnce() -> usize,
@@ -123,6 +163,18 @@ impl FilStats {
             TxnSource::Gc => 2,
         };
         self.by_source[s] += 1;
+        let f = flow.0 as usize;
+        if f >= self.by_flow.len() {
+            self.by_flow.resize(f + 1, FlowFlash::default());
+        }
+        let c = &mut self.by_flow[f];
+        c.ops[op as usize][s] += 1;
+        c.bytes[op as usize] += bytes as u64;
+    }
+
+    /// What flow `flow` caused (zero if it caused nothing).
+    pub fn flow(&self, flow: FlowTag) -> FlowFlash {
+        self.by_flow.get(flow.0 as usize).copied().unwrap_or_default()
     }
 
     /// The statistics of one operation type.
@@ -148,4 +200,41 @@ impl FilStats {
 fn utilisation(busy: &[u64], elapsed: SimDuration) -> Vec<f64> {
     let e = elapsed.as_nanos().max(1) as f64;
     busy.iter().map(|&b| b as f64 / e).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_transaction_counts_once_for_the_device_and_once_for_its_flow() {
+        let mut st = FilStats::new(2, 1, &[PageType::Lsb]);
+        let t = TxnTiming::default();
+        let (a, b) = (FlowTag::of_flow(0), FlowTag::of_flow(1));
+        let txns = [
+            (FlashOp::Read, TxnSource::User, a, 4096),
+            (FlashOp::Read, TxnSource::Gc, b, 16384),
+            (FlashOp::Program, TxnSource::Gc, b, 16384),
+            (FlashOp::Erase, TxnSource::Gc, b, 0),
+            (FlashOp::Read, TxnSource::Mapping, FlowTag::NONE, 16384),
+        ];
+        for (op, source, flow, bytes) in txns {
+            st.record(0, op, source, flow, &t, bytes, || 0);
+        }
+        assert_eq!(st.flow(a).ops[FlashOp::Read as usize], [1, 0, 0]);
+        assert_eq!(st.flow(b).by_source(), [0, 0, 3]);
+        assert_eq!(st.flow(b).bytes, [16384, 16384, 0]);
+        assert_eq!(st.flow(FlowTag::NONE).count(FlashOp::Read), 1);
+        assert_eq!(st.flow(FlowTag::of_flow(7)), FlowFlash::default(), "a flow that did nothing");
+        let mut sum = FlowFlash::default();
+        for f in &st.by_flow {
+            sum.add(f);
+        }
+        assert_eq!(
+            [sum.count(FlashOp::Read), sum.count(FlashOp::Program), sum.count(FlashOp::Erase)],
+            [st.read.count, st.program.count, st.erase.count]
+        );
+        assert_eq!(sum.by_source(), st.by_source);
+        assert_eq!(sum.bytes, [st.read.bytes, st.program.bytes, st.erase.bytes]);
+    }
 }

@@ -136,6 +136,29 @@ pub struct FlashRequest {
     pub want_parity: bool,
     /// For a program: what to write.
     pub write: Option<PageWrite>,
+    /// The flow it is done for, as a [`FlowTag`] (`FlowTag::NONE`: no flow): bookkeeping
+    /// only, the FIL counts it per flow and schedules it like any other.
+    pub flow: FlowTag,
+}
+
+/// Which flow (tenant, issue 30) caused a transaction: flow `f` (0-based, in the order of the
+/// jobs) is tag `f + 1`; tag 0 is no flow (preconditioning, translation-page write-back, wear
+/// levelling, refresh, a single-flow run). See docs/multi-tenant.md for the attribution rule.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FlowTag(pub u8);
+
+impl FlowTag {
+    /// No flow: the unattributed bucket.
+    pub const NONE: FlowTag = FlowTag(0);
+
+    /// Flows the tags tell apart.
+    pub const FLOWS: usize = 255;
+
+    /// The tag of flow `f` (0-based; flows past the last, [`FLOWS`](Self::FLOWS), share its
+    /// tag, and a run with that many flows is not attributed).
+    pub fn of_flow(f: u32) -> FlowTag {
+        FlowTag(f.min(254) as u8 + 1)
+    }
 }
 
 impl FlashRequest {
@@ -154,6 +177,11 @@ impl FlashRequest {
         Self::new(FlashOp::Erase, source, page, None)
     }
 
+    /// The same request, done for `flow`.
+    pub fn for_flow(self, flow: FlowTag) -> Self {
+        FlashRequest { flow, ..self }
+    }
+
     /// Whole-page transfer, no payload copied out, the store's OOB fields included.
     fn new(op: FlashOp, source: TxnSource, page: PageIdx, write: Option<PageWrite>) -> Self {
         FlashRequest {
@@ -165,6 +193,7 @@ impl FlashRequest {
             want_oob: true,
             want_parity: false,
             write,
+            flow: FlowTag::NONE,
         }
     }
 }

@@ -67,6 +67,9 @@ pub struct BlockInfo {
     /// The FDP reclaim unit handle whose frontier it was opened for (0 without FDP, and for
     /// blocks restored from an array).
     pub handle: u16,
+    /// The flow whose data was last programmed into it since its erase (`FlowTag::NONE`: none
+    /// yet): its GC moves and erase count for that flow (docs/multi-tenant.md).
+    pub flow: crate::fil::FlowTag,
 }
 
 /// Free pools and block states.
@@ -105,6 +108,7 @@ impl BlockManager {
             retiring: false,
             refreshing: false,
             handle: 0,
+            flow: crate::fil::FlowTag::NONE,
         };
         let mut m = BlockManager {
             blocks_per_plane: geo.blocks,
@@ -181,7 +185,14 @@ impl BlockManager {
         let plane = self.plane_of(b) as usize;
         self.free[plane].push(Reverse((key, b.0)));
         let i = &mut self.info[b.idx()];
-        (i.usage, i.refreshing) = (BlockUse::Free, false);
+        (i.usage, i.refreshing, i.flow) = (BlockUse::Free, false, crate::fil::FlowTag::NONE);
+    }
+
+    /// A page of `flow`'s data is being programmed into `block` (no flow: nothing changes).
+    pub fn programmed_for(&mut self, block: BlockIdx, flow: crate::fil::FlowTag) {
+        if flow != crate::fil::FlowTag::NONE {
+            self.info[block.idx()].flow = flow;
+        }
     }
 
     /// Data refresh queued `block` (closed) to be rewritten.

@@ -118,6 +118,8 @@ pub struct DataCache {
     lines: Vec<Line>,
     /// Each line's partition (beside the lines: a line has no spare byte).
     owner: Vec<u8>,
+    /// Each line's flow: the one whose write last dirtied it (its write-back counts for it).
+    flow: Vec<crate::fil::FlowTag>,
     free: Vec<u32>,
     index: FxHashMap<u32, u32>,
     parts: Vec<Part>,
@@ -144,6 +146,7 @@ impl DataCache {
             capacity,
             lines: Vec::new(),
             owner: Vec::new(),
+            flow: Vec::new(),
             free: Vec::new(),
             index: FxHashMap::default(),
             parts: vec![Part::new(capacity)],
@@ -241,6 +244,16 @@ impl DataCache {
         self.lines[i as usize].place = place;
     }
 
+    /// Sets the flow whose write dirtied a line.
+    pub fn set_flow(&mut self, i: u32, flow: crate::fil::FlowTag) {
+        self.flow[i as usize] = flow;
+    }
+
+    /// The flow whose write last dirtied a line.
+    pub fn flow(&self, i: u32) -> crate::fil::FlowTag {
+        self.flow[i as usize]
+    }
+
     /// Partition `p`'s dirty lines, least recently used first (to pick a write-back's lines
     /// from).
     pub fn dirty_lru(&self, p: usize) -> impl Iterator<Item = u32> + '_ {
@@ -328,10 +341,12 @@ impl DataCache {
                 assert!((self.lines.len() as u32) < self.capacity, "cache insert without room");
                 self.lines.push(line);
                 self.owner.push(0);
+                self.flow.push(crate::fil::FlowTag::NONE);
                 (self.lines.len() - 1) as u32
             }
         };
         self.owner[i as usize] = p as u8;
+        self.flow[i as usize] = crate::fil::FlowTag::NONE;
         self.parts[p].used += 1;
         self.parts[p].counts[LineState::Filling as usize] += 1;
         self.counts[LineState::Filling as usize] += 1;

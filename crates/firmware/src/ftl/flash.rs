@@ -7,7 +7,7 @@ use nand::{PageIdx, UnitAddr};
 use sim::SimDuration;
 
 use crate::ecc::{PageBytes, PageRead};
-use crate::fil::{FlashRequest, FlashStatus, PageWrite, TxnResult, TxnSource};
+use crate::fil::{FlashRequest, FlashStatus, FlowTag, PageWrite, TxnResult, TxnSource};
 use crate::ftl::alloc::{Lane, keep};
 use crate::ftl::blocks::Stream;
 use crate::ftl::fdp::Placed;
@@ -33,6 +33,7 @@ struct Again {
     want_data: bool,
     want_oob: bool,
     want_parity: bool,
+    flow: FlowTag,
 }
 
 fn source(stream: Stream) -> TxnSource {
@@ -72,6 +73,7 @@ impl FtlInner {
             want_data: req.want_data,
             want_oob: req.want_oob,
             want_parity: req.want_parity,
+            flow: req.flow,
         };
         let mut r = self.fil.submit(req).await;
         let t = self.cx.now();
@@ -110,7 +112,7 @@ impl FtlInner {
         for (i, &attempt) in ecc.attempts().iter().enumerate() {
             if i > 0 {
                 for _ in 0..ecc.array_reads(attempt) {
-                    let mut req = FlashRequest::read(again.source, page);
+                    let mut req = FlashRequest::read(again.source, page).for_flow(again.flow);
                     (req.xfer_bytes, req.want_data, req.want_oob, req.want_parity) =
                         (again.xfer_bytes, again.want_data, again.want_oob, again.want_parity);
                     *r = self.fil.submit(req).await;
@@ -157,18 +159,19 @@ impl FtlInner {
         Err(MediaError::Uncorrectable)
     }
 
-    /// Programs `page` in `stream`'s queue and settles it as a page of `counted` (holding
-    /// `units` valid units). The status is [`FlashStatus::ProgramFailed`] if the NAND failed
-    /// the program (see [`settle_program`](Self::settle_program)).
+    /// Programs `page` for `flow` in `stream`'s queue and settles it as a page of `counted`
+    /// (holding `units` valid units). The status is [`FlashStatus::ProgramFailed`] if the NAND
+    /// failed the program (see [`settle_program`](Self::settle_program)).
     async fn program_counted(
         &self,
-        stream: Stream,
-        counted: Stream,
+        (stream, counted, flow): (Stream, Stream, FlowTag),
         page: PageIdx,
         write: PageWrite,
         units: u32,
     ) -> TxnResult {
-        let mut r = self.fil.submit(FlashRequest::program(source(stream), page, write)).await;
+        self.blocks.borrow_mut().programmed_for(self.geo.block_of(page), flow);
+        let req = FlashRequest::program(source(stream), page, write).for_flow(flow);
+        let mut r = self.fil.submit(req).await;
         self.settle_program(counted, page, units, &mut r);
         r
     }
@@ -180,6 +183,19 @@ impl FtlInner {
         &self,
         (lane, counted): (Lane, Stream),
         plane: Option<u32>,
+        page: PageIdx,
+        write: PageWrite,
+        units: u32,
+    ) -> (PageIdx, TxnResult) {
+        self.program_retrying_for(FlowTag::NONE, (lane, counted), plane, page, write, units).await
+    }
+
+    /// [`program_retrying`](Self::program_retrying) for `flow` (its programs count for it).
+    pub async fn program_retrying_for(
+        &self,
+        flow: FlowTag,
+        (lane, counted): (Lane, Stream),
+        plane: Option<u32>,
         mut page: PageIdx,
         mut write: PageWrite,
         units: u32,
@@ -188,7 +204,7 @@ impl FtlInner {
         loop {
             // A copy to program again (only where programs can fail: it costs a page of bytes).
             let again = self.ecc.as_ref().is_some_and(|e| e.models_errors()).then(|| write.clone());
-            let r = self.program_counted(stream, counted, page, write, units).await;
+            let r = self.program_counted((stream, counted, flow), page, write, units).await;
             match again {
                 Some(w) if r.status == FlashStatus::ProgramFailed => write = w,
                 _ => return (page, r),
@@ -197,16 +213,17 @@ impl FtlInner {
         }
     }
 
-    /// Queues a program of `page` for `stream` and returns where its result arrives; the
-    /// caller passes the result to [`settle_program`](Self::settle_program). Queue pages of a block in
-    /// the order they were allocated.
+    /// Queues a program of `page` for `stream`, done for `flow`, and returns where its result
+    /// arrives; the caller passes the result to [`settle_program`](Self::settle_program). Queue
+    /// pages of a block in the order they were allocated.
     pub async fn start_program(
         &self,
-        stream: Stream,
+        (stream, flow): (Stream, FlowTag),
         page: PageIdx,
         write: PageWrite,
     ) -> crate::fil::TxnReceiver {
-        self.fil.enqueue(FlashRequest::program(source(stream), page, write)).await
+        self.blocks.borrow_mut().programmed_for(self.geo.block_of(page), flow);
+        self.fil.enqueue(FlashRequest::program(source(stream), page, write).for_flow(flow)).await
     }
 
     /// A program of `page` (holding `units` valid units) finished: settles its block and counts it.

@@ -5,7 +5,7 @@ use nand::{Lpn, PageIdx};
 use sim::SimDuration;
 use smallvec::SmallVec;
 
-use crate::fil::{FlashRequest, TxnSource};
+use crate::fil::{FlashRequest, FlowTag, TxnSource};
 use crate::flow::{Occupied, Point, Table};
 use crate::ftl::cache::LineState;
 use crate::ftl::data::UnitData;
@@ -143,7 +143,7 @@ impl FtlInner {
         ph.lock += locked;
         ph.cache += self.cx.now().since(t0) - locked;
         if !misses.is_empty() {
-            let flash = self.read_misses(lpns, &misses, ph).await;
+            let flash = self.read_misses(lpns, &misses, self.queue_flow(sq), ph).await;
             self.enter(Point::Cache, None).await;
             for (i, r) in misses.iter().zip(flash) {
                 if filling[*i] {
@@ -186,9 +186,15 @@ impl FtlInner {
         }
     }
 
-    /// Reads the units `misses` (indices into `lpns`) from flash: each block pinned as soon as
-    /// its address is known, one read per distinct page.
-    pub(crate) async fn read_misses(&self, lpns: &[Lpn], misses: &[usize], ph: &mut Phases) -> UnitResults {
+    /// Reads the units `misses` (indices into `lpns`) from flash for `flow`: each block pinned
+    /// as soon as its address is known, one read per distinct page.
+    pub(crate) async fn read_misses(
+        &self,
+        lpns: &[Lpn],
+        misses: &[usize],
+        flow: FlowTag,
+        ph: &mut Phases,
+    ) -> UnitResults {
         let t0 = self.cx.now();
         let mut units: SmallVec<[Option<nand::UnitAddr>; 4]> = SmallVec::with_capacity(misses.len());
         let mut locked = SimDuration::ZERO;
@@ -217,7 +223,7 @@ impl FtlInner {
         }
         let upp = self.geo.units_per_page();
         let read_page = |page: PageIdx, mask: u32| async move {
-            let mut req = FlashRequest::read(TxnSource::User, page);
+            let mut req = FlashRequest::read(TxnSource::User, page).for_flow(flow);
             req.xfer_bytes =
                 self.fil.timing().partial_xfer_bytes(mask.count_ones(), upp, self.geo.unit_bytes());
             req.want_data = self.payload;
@@ -265,9 +271,14 @@ impl FtlInner {
         self.wb.free_line.notify_all();
     }
 
-    /// Reads a unit's current copy from flash (bypassing the cache).
-    pub(crate) async fn read_flash(&self, lpn: Lpn, ph: &mut Phases) -> Result<UnitData, MediaError> {
-        self.read_misses(&[lpn], &[0], ph).await.pop().expect("one result")
+    /// Reads a unit's current copy from flash for `flow` (bypassing the cache).
+    pub(crate) async fn read_flash(
+        &self,
+        lpn: Lpn,
+        flow: FlowTag,
+        ph: &mut Phases,
+    ) -> Result<UnitData, MediaError> {
+        self.read_misses(&[lpn], &[0], flow, ph).await.pop().expect("one result")
     }
 
     /// Unit `slot` of a page read.
@@ -295,6 +306,7 @@ impl FtlInner {
         self.stats.borrow_mut().host_units_written += 1;
         let place = self.host_placed(w.pid).in_set(w.set);
         let part = self.cache_part(w.sq);
+        let flow = self.queue_flow(w.sq);
         let full = w.first_sector == 0 && w.sectors == spu;
         let lpn = w.lpn;
         /// What the cache says about a write.
@@ -323,6 +335,7 @@ impl FtlInner {
                         };
                         cache.set_state(i, st);
                         cache.set_place(i, place);
+                        cache.set_flow(i, flow);
                         cache.touch(i);
                         Next::Done
                     }
@@ -331,6 +344,7 @@ impl FtlInner {
                         let d = self.full_unit(data.take().expect("written once"));
                         let i = cache.insert(part, lpn, LineState::Dirty, d);
                         cache.set_place(i, place);
+                        cache.set_flow(i, flow);
                         Next::Done
                     }
                     None => {
@@ -356,7 +370,7 @@ impl FtlInner {
                 Next::MakeRoom => self.make_free_line(part).await,
                 Next::ReadModifyWrite => {
                     self.stats.borrow_mut().rmw_reads += 1;
-                    let old = self.read_flash(lpn, ph).await;
+                    let old = self.read_flash(lpn, flow, ph).await;
                     let Ok(mut unit) = old else {
                         self.fill_done(lpn, None);
                         return old.map(|_| ());
@@ -372,6 +386,7 @@ impl FtlInner {
                         let i = cache.lookup(lpn).expect("just filled");
                         cache.set_state(i, LineState::Dirty);
                         cache.set_place(i, place);
+                        cache.set_flow(i, flow);
                     }
                     self.maybe_flush();
                     break;

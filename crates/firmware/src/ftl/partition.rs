@@ -14,6 +14,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::fil::FlowTag;
 use crate::ftl::cache::PartCounts;
 use crate::ftl::state::{Ftl, FtlInner};
 
@@ -103,6 +104,7 @@ impl Ftl {
     /// problem in one line: shares that do not match the flows, or a share too small.
     pub fn bind_flows(&self, queue_flows: &[Option<u32>], flows: u32) -> Result<(), String> {
         let i = &*self.inner;
+        self.attribute_flows(queue_flows, flows);
         if i.cfg.cache.partition.is_shared() {
             return Ok(());
         }
@@ -115,6 +117,21 @@ impl Ftl {
         *i.queue_part.borrow_mut() = table;
         i.maybe_flush(); // a partition dealt more dirty lines than it likes starts writing back
         Ok(())
+    }
+
+    /// Tells the FTL which flow each I/O queue serves (as [`bind_flows`](Self::bind_flows)
+    /// takes them) so that the FIL counts each transaction for the flow that caused it
+    /// (`FilStats::by_flow`); bookkeeping only, nothing is scheduled differently. With one
+    /// flow, or more than the tags tell apart (`FlowTag::FLOWS`), nothing is bound: everything
+    /// stays in the unattributed bucket.
+    pub fn attribute_flows(&self, queue_flows: &[Option<u32>], flows: u32) {
+        let mut table = vec![FlowTag::NONE; queue_flows.len() + 1];
+        if (2..=FlowTag::FLOWS as u32).contains(&flows) {
+            for (q, f) in queue_flows.iter().enumerate() {
+                table[q + 1] = f.map_or(FlowTag::NONE, FlowTag::of_flow);
+            }
+        }
+        *self.inner.queue_flow.borrow_mut() = table;
     }
 
     /// Checks that `flows` flows can split the cache as `ftl.cache.partition` says: one share
@@ -141,6 +158,11 @@ impl Ftl {
 }
 
 impl FtlInner {
+    /// The flow submission queue `sq` serves ([`FlowTag::NONE`] if unbound).
+    pub(crate) fn queue_flow(&self, sq: u16) -> FlowTag {
+        self.queue_flow.borrow().get(sq as usize).copied().unwrap_or(FlowTag::NONE)
+    }
+
     /// The cache partition of submission queue `sq`'s flow.
     pub(crate) fn cache_part(&self, sq: u16) -> usize {
         self.queue_part.borrow().get(sq as usize).copied().unwrap_or(0) as usize

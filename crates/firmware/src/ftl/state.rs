@@ -85,6 +85,9 @@ pub(crate) struct FtlInner {
     /// The data-cache partition of each submission queue's flow (indexed by queue id; see
     /// `ftl::partition`). Empty: every queue uses the first (with a shared cache, the only) one.
     pub queue_part: RefCell<Vec<u8>>,
+    /// The flow of each submission queue (indexed by queue id), for counting flash work per
+    /// flow (see `ftl::partition`). Empty: one flow, nothing attributed.
+    pub queue_flow: RefCell<Vec<crate::fil::FlowTag>>,
 }
 
 impl Ftl {
@@ -164,6 +167,7 @@ impl Ftl {
                 fdp,
                 sets: RefCell::default(),
                 queue_part: RefCell::default(),
+                queue_flow: RefCell::default(),
                 unit_bytes: geo.unit_bytes() as usize,
                 logical,
                 payload,

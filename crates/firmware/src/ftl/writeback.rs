@@ -20,7 +20,7 @@
 
 use nand::{Oob, OobSlot};
 
-use crate::fil::{FlashStatus, PageWrite};
+use crate::fil::{FlashStatus, FlowTag, PageWrite};
 use crate::flow::Point;
 use crate::ftl::alloc::Lane;
 use crate::ftl::blocks::Stream;
@@ -34,8 +34,8 @@ use crate::ftl::writeback_policy::LineCounts;
 impl FtlInner {
     /// Writes the given dirty lines back (see [`write_units_back`](Self::write_units_back)).
     pub(crate) async fn write_back(&self, lines: Vec<u32>) {
-        let (units, places) = self.claim(lines);
-        self.write_units_back(units, places).await;
+        let (units, places, flows) = self.claim(lines);
+        self.write_units_back(units, places, flows).await;
     }
 
     /// Lines one background write-back takes: a page of units on every plane of a die.
@@ -44,10 +44,12 @@ impl FtlInner {
     }
 
     /// Marks the still-dirty lines among `lines` as being written back and takes a copy of
-    /// their data, and where each goes under FDP.
-    fn claim(&self, lines: Vec<u32>) -> (Vec<(nand::Lpn, UnitData)>, Vec<Placed>) {
+    /// their data, where each goes under FDP, and the flow that dirtied each.
+    #[allow(clippy::type_complexity)]
+    fn claim(&self, lines: Vec<u32>) -> (Vec<(nand::Lpn, UnitData)>, Vec<Placed>, Vec<FlowTag>) {
         let mut units = Vec::with_capacity(lines.len());
         let mut places = Vec::with_capacity(lines.len());
+        let mut flows = Vec::with_capacity(lines.len());
         let mut cache = self.cache.borrow_mut();
         for i in lines {
             if cache.line(i).state == LineState::Dirty {
@@ -55,9 +57,10 @@ impl FtlInner {
                 let l = cache.line(i);
                 units.push((l.lpn, l.data.clone()));
                 places.push(l.place);
+                flows.push(cache.flow(i));
             }
         }
-        (units, places)
+        (units, places, flows)
     }
 
     /// Background write-backs: while the write-back policy wants them, start jobs of the
@@ -79,7 +82,7 @@ impl FtlInner {
                 false => self.cache.borrow().oldest_dirty(part, self.job_units()),
                 true => self.fdp_batch(part, self.job_units()),
             };
-            let (units, places) = self.claim(batch);
+            let (units, places, flows) = self.claim(batch);
             if units.is_empty() {
                 asked += 1;
                 continue;
@@ -89,7 +92,7 @@ impl FtlInner {
             self.wb.flushing.set(self.wb.flushing.get() + 1);
             let me = self.self_rc();
             self.cx.spawn(self.core, "write-back", async move {
-                me.write_units_back(units, places).await;
+                me.write_units_back(units, places, flows).await;
                 me.wb.flushing.set(me.wb.flushing.get() - 1);
                 me.maybe_flush();
                 me.maybe_drain_pending();
@@ -111,10 +114,12 @@ impl FtlInner {
     /// and moves their mapping there. The pages are queued to the FIL one after another and
     /// program in parallel; the mapping entries they need are loaded meanwhile (a
     /// translation-page read per miss, overlapped with the programs and with each other).
+    /// Each page counts for the flow that dirtied most of its units (`flows`, one per unit).
     pub(crate) async fn write_units_back(
         &self,
         mut units: Vec<(nand::Lpn, UnitData)>,
         mut places: Vec<Placed>,
+        mut flows: Vec<FlowTag>,
     ) {
         if units.is_empty() {
             return;
@@ -122,9 +127,9 @@ impl FtlInner {
         let upp = self.geo.units_per_page() as usize;
         if self.fdp.is_some() || self.sets.borrow().any() {
             // Group by placement (stable: each group keeps its LRU order).
-            let mut both: Vec<_> = units.into_iter().zip(places).collect();
-            both.sort_by_key(|(_, p)| *p);
-            (units, places) = both.into_iter().unzip();
+            let mut all: Vec<_> = units.into_iter().zip(places).zip(flows).collect();
+            all.sort_by_key(|((_, p), _)| *p);
+            ((units, places), flows) = all.into_iter().unzip();
         }
         let spans = page_spans(&places, upp);
         let chunks = || spans.iter().map(|(r, _)| &units[r.clone()]);
@@ -137,7 +142,8 @@ impl FtlInner {
             let page = self.alloc_page_in(lane, None, *place).await;
             // Queued before the next allocation can wait: pages of a block stay in order.
             let write = self.page_write(&units[range.clone()]);
-            programs.push((page, self.start_program(Stream::User, page, write).await));
+            let flow = page_flow(&flows[range.clone()]);
+            programs.push((page, self.start_program((Stream::User, flow), page, write).await));
         }
         for (lpn, _) in &units {
             self.cmt_prefetch(*lpn);
@@ -219,9 +225,37 @@ fn page_spans(places: &[Placed], upp: usize) -> Vec<(std::ops::Range<usize>, Pla
     spans
 }
 
+/// The flow a page of units dirtied by `flows` counts for: the one with the most units, the
+/// first of them on a tie (a page holds 16 units at most, so counting is cheap).
+fn page_flow(flows: &[FlowTag]) -> FlowTag {
+    match flows {
+        [] => return FlowTag::NONE,
+        [f, rest @ ..] if rest.iter().all(|g| g == f) => return *f, // one flow's page: the common case
+        _ => {}
+    }
+    let count = |f: FlowTag| flows.iter().filter(|&&g| g == f).count();
+    let mut best = (0, FlowTag::NONE);
+    for &f in flows {
+        let n = count(f);
+        if n > best.0 {
+            best = (n, f);
+        }
+    }
+    best.1
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_page_counts_for_the_flow_with_most_of_its_units() {
+        let (a, b) = (FlowTag::of_flow(0), FlowTag::of_flow(1));
+        assert_eq!(page_flow(&[a, b, b, a, b]), b);
+        assert_eq!(page_flow(&[b, a, a, b]), b, "a tie goes to the first unit's flow");
+        assert_eq!(page_flow(&[a]), a);
+        assert_eq!(page_flow(&[]), FlowTag::NONE);
+    }
 
     #[test]
     fn pages_never_mix_placements() {

@@ -177,6 +177,14 @@ impl Front {
         }
     }
 
+    /// Tells the device which flow each I/O queue serves, only so that it counts flash work per
+    /// flow (`FilStats::by_flow`); a system without an NVMe controller's FTL counts none.
+    pub fn attribute_flows(&self, queue_flows: &[Option<u32>], flows: u32) {
+        if let Front::Nvme(c) = self {
+            c.ftl.attribute_flows(queue_flows, flows);
+        }
+    }
+
     /// Whether `flows` flows can share the device's data cache as `ftl.cache.partition` says
     /// (the number of shares, the lines each gets), checked before a run.
     pub fn check_flows(&self, flows: u32) -> Result<(), String> {

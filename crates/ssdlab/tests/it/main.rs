@@ -9,6 +9,7 @@ mod compare;
 mod determinism;
 mod experiments;
 mod fdp;
+mod flow_flash;
 mod flows;
 mod gc_fidelity;
 mod gc_pacing;

@@ -8,7 +8,7 @@ use smallvec::SmallVec;
 
 use nand::{BlockIdx, DataTag, Lpn, Oob, OobSlot, UnitAddr, UnitState};
 
-use crate::fil::{FlashRequest, FlashStatus, PageWrite, TxnSource};
+use crate::fil::{FlashRequest, FlashStatus, FlowTag, PageWrite, TxnSource};
 use crate::ftl::alloc::Lane;
 use crate::ftl::blocks::{BlockManager, BlockUse, Stream};
 use crate::ftl::config::TRANSLATION_LPN_BASE;
@@ -86,7 +86,7 @@ impl FtlInner {
         let soft = self.cfg.gc.soft(self.geo.blocks);
         loop {
             if let Some(b) = self.next_queued(plane) {
-                self.collect(b, Stream::Gc).await;
+                self.collect(b, Stream::Gc, false).await;
                 continue;
             }
             let free = self.blocks.borrow().free_count(plane);
@@ -97,11 +97,11 @@ impl FtlInner {
             if self.gc.paced && free > self.gc.admit && !self.pays_for(plane, v) {
                 break;
             }
-            let written = self.collect(v, Stream::Gc).await;
+            let written = self.collect(v, Stream::Gc, true).await;
             self.stats.borrow_mut().gc_invocations += 1;
             let cold = self.gc.wl.cold(plane, &self.blocks.borrow(), &self.fil.array().borrow());
             if let Some(c) = cold {
-                self.collect(c, Stream::Gc).await;
+                self.collect(c, Stream::Gc, false).await;
                 self.stats.borrow_mut().wl_migrations += 1;
             }
             if written >= self.geo.pages {
@@ -234,13 +234,16 @@ impl FtlInner {
     }
 
     /// Moves every valid unit out of `victim` and erases it. Returns the pages programmed.
-    /// Until then the victim and the units moved so far count as in progress.
-    pub(crate) async fn collect(&self, victim: BlockIdx, stream: Stream) -> u32 {
-        let (retiring, refreshing, handle) = {
+    /// Until then the victim and the units moved so far count as in progress. The reads,
+    /// programs and erase count for the flow whose data was last programmed into the victim if
+    /// `attributed` (GC; wear levelling, refresh and relocation count for no flow).
+    pub(crate) async fn collect(&self, victim: BlockIdx, stream: Stream, attributed: bool) -> u32 {
+        let (retiring, refreshing, handle, flow) = {
             let blocks = self.blocks.borrow();
             let i = blocks.info(victim);
-            (i.retiring, i.refreshing, i.handle)
+            (i.retiring, i.refreshing, i.handle, i.flow)
         };
+        let flow = if attributed && !retiring && !refreshing { flow } else { FlowTag::NONE };
         // Under persistent FDP isolation, the victim's data stays with its handle.
         let lane = match stream {
             Stream::Gc => self.alloc.borrow().gc_lane(handle),
@@ -261,7 +264,7 @@ impl FtlInner {
         for (page, units) in pages {
             let (tpages, data): (Vec<_>, Vec<_>) =
                 units.into_iter().partition(|(_, l)| l.0 >= TRANSLATION_LPN_BASE);
-            let mut req = FlashRequest::read(TxnSource::Gc, page);
+            let mut req = FlashRequest::read(TxnSource::Gc, page).for_flow(flow);
             req.want_data = self.payload;
             req.want_parity = self.payload && self.ecc.is_some(); // the ECC decodes the bytes
             // Checked by the ECC like a host read (every codeword of the page crosses the
@@ -276,7 +279,7 @@ impl FtlInner {
             }
             for (slot, lpn) in tpages {
                 let unit = self.geo.unit_addr(page, slot);
-                self.copy_tpage(lpn.0 - TRANSLATION_LPN_BASE, unit, &r, plane).await;
+                self.copy_tpage(lpn.0 - TRANSLATION_LPN_BASE, unit, &r, (plane, flow)).await;
                 written += 1;
                 moved += 1;
                 self.earn(plane, &mut earning, upp);
@@ -293,7 +296,7 @@ impl FtlInner {
                 pending.push(unit);
                 if pending.len() == upp as usize {
                     moved += pending.len() as u64;
-                    self.gc_write(plane, std::mem::take(&mut pending), lane).await;
+                    self.gc_write((plane, flow), std::mem::take(&mut pending), lane).await;
                     written += 1;
                     self.earn(plane, &mut earning, upp);
                 }
@@ -302,11 +305,11 @@ impl FtlInner {
         if !pending.is_empty() {
             let n = pending.len() as u32;
             moved += n as u64;
-            self.gc_write(plane, pending, lane).await;
+            self.gc_write((plane, flow), pending, lane).await;
             written += 1;
             self.earn(plane, &mut earning, n);
         }
-        if self.erase_victim(victim).await {
+        if self.erase_block(victim, (TxnSource::Gc, flow)).await {
             let rest = earning.stale - earning.earned;
             self.add_allowance(plane, rest);
         }
@@ -325,9 +328,9 @@ impl FtlInner {
         written
     }
 
-    /// Programs moved units into one GC page and points their LPNs at it, unless the host
-    /// rewrote them meanwhile.
-    async fn gc_write(&self, plane: u32, units: Vec<Moved>, lane: Lane) {
+    /// Programs moved units into one GC page (for `flow`) and points their LPNs at it, unless
+    /// the host rewrote them meanwhile.
+    async fn gc_write(&self, (plane, flow): (u32, FlowTag), units: Vec<Moved>, lane: Lane) {
         let stream = lane.stream;
         self.cx.compute(self.cfg.costs.gc_unit * units.len() as u64).await;
         let page = self.alloc_page_in(lane, Some(plane), crate::ftl::Placed::DEFAULT).await;
@@ -337,7 +340,7 @@ impl FtlInner {
             write.oob.set_born(slot, u.born);
         }
         let n = units.len() as u32;
-        let (page, r) = self.program_retrying((lane, stream), Some(plane), page, write, n).await;
+        let (page, r) = self.program_retrying_for(flow, (lane, stream), Some(plane), page, write, n).await;
         if self.fdp.is_some() {
             self.fdp_gc_moved(units.iter().map(|u| u.handle));
         }
@@ -360,7 +363,13 @@ impl FtlInner {
     /// GC frontier and points the directory at the copy, unless a rewrite of the page moved it
     /// meanwhile. A copy needs no mapping-stream space, so GC never waits for the space it is
     /// making.
-    async fn copy_tpage(&self, t: u32, old: UnitAddr, r: &crate::fil::TxnResult, plane: u32) {
+    async fn copy_tpage(
+        &self,
+        t: u32,
+        old: UnitAddr,
+        r: &crate::fil::TxnResult,
+        (plane, flow): (u32, FlowTag),
+    ) {
         let page = self.alloc_page(Stream::Gc, Some(plane)).await;
         let mut oob = Oob::empty(self.geo.units_per_page());
         oob.set(0, OobSlot { lpn: Some(Lpn(TRANSLATION_LPN_BASE + t)), tag: DataTag(t as u16) });
@@ -369,8 +378,8 @@ impl FtlInner {
         let write = PageWrite { oob, data: r.data.clone() };
         // Programmed as GC traffic, in the GC queue with the data pages of this block: a page
         // of a block in another queue could overtake the pages before it.
-        let (page, done) =
-            self.program_retrying((Lane::of(Stream::Gc), Stream::Gc), Some(plane), page, write, 1).await;
+        let lane = (Lane::of(Stream::Gc), Stream::Gc);
+        let (page, done) = self.program_retrying_for(flow, lane, Some(plane), page, write, 1).await;
         let new = self.geo.unit_addr(page, 0);
         let dftl = self.map.dftl.as_ref().expect("translation pages exist under DFTL");
         let current = dftl.borrow().location(t) == Some(old);
@@ -385,15 +394,9 @@ impl FtlInner {
         st.gc_units_moved_in_progress += 1;
     }
 
-    /// Waits for reads pinning `victim`, erases it and returns it to the free pool (returns
-    /// whether it did).
-    async fn erase_victim(&self, victim: BlockIdx) -> bool {
-        self.erase_block(victim, TxnSource::Gc).await
-    }
-
-    /// [`erase_victim`](Self::erase_victim) for an erase `source` asked for (GC, or a zone
-    /// reset).
-    pub(crate) async fn erase_block(&self, victim: BlockIdx, source: TxnSource) -> bool {
+    /// Waits for reads pinning `victim`, erases it for `source` (GC, or a zone reset) and
+    /// `flow`, and returns it to the free pool (returns whether it did).
+    pub(crate) async fn erase_block(&self, victim: BlockIdx, (source, flow): (TxnSource, FlowTag)) -> bool {
         while self.blocks.borrow().info(victim).pins > 0 {
             self.waits.wait(WaitKey::Unpinned(victim)).await;
         }
@@ -406,7 +409,8 @@ impl FtlInner {
             self.retire(victim, false); // a program into it failed: it is not erased again
             return false;
         }
-        let mut r = self.fil.erase(source, self.geo.page_of(victim, 0)).await;
+        let mut r =
+            self.fil.submit(FlashRequest::erase(source, self.geo.page_of(victim, 0)).for_flow(flow)).await;
         let erase_count = self.fil.array().borrow().block(victim).erase_count;
         if r.status == FlashStatus::Ok && self.ecc.as_ref().is_some_and(|e| e.erase_fails(erase_count)) {
             r.set_status(FlashStatus::EraseFailed);

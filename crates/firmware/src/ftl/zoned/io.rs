@@ -73,8 +73,11 @@ impl Ftl {
         let rest: Vec<Lpn> =
             lpns.iter().zip(&buffered).filter(|(_, b)| b.is_none()).map(|(l, _)| *l).collect();
         let all: Vec<usize> = (0..rest.len()).collect();
-        let mut read =
-            if rest.is_empty() { UnitResults::new() } else { i.read_misses(&rest, &all, ph).await };
+        let mut read = if rest.is_empty() {
+            UnitResults::new()
+        } else {
+            i.read_misses(&rest, &all, crate::fil::FlowTag::NONE, ph).await
+        };
         read.reverse();
         buffered.into_iter().map(|b| b.map_or_else(|| read.pop().expect("one result per unit"), Ok)).collect()
     }
@@ -131,7 +134,10 @@ impl Ftl {
                 bm.set_victim(b);
             }
         }
-        let erased = sim::join_all(blocks.iter().map(|&b| i.erase_block(b, TxnSource::User))).await;
+        let erased = sim::join_all(
+            blocks.iter().map(|&b| i.erase_block(b, (TxnSource::User, crate::fil::FlowTag::NONE))),
+        )
+        .await;
         let mut st = z.stats.borrow_mut();
         st.resets += 1;
         st.reset_erases += erased.iter().filter(|&&e| e).count() as u64;
@@ -311,7 +317,9 @@ impl FtlInner {
                     continue;
                 }
             };
-            let rx = self.start_program(Stream::User, page, self.page_write(&job.units)).await;
+            let rx = self
+                .start_program((Stream::User, crate::fil::FlowTag::NONE), page, self.page_write(&job.units))
+                .await;
             let me = self.clone();
             self.cx.spawn(self.core, "zone program", async move {
                 let r = rx.await;
