@@ -17,7 +17,7 @@ import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any, NamedTuple, Union
 
 from . import _native
 from ._native import SsdlabError
@@ -26,7 +26,7 @@ from ._report import Report
 if TYPE_CHECKING:
     import pandas
 
-__all__ = ["Report", "SsdlabError", "load_sweep", "plan", "plot", "presets", "run", "sweep", "__version__"]
+__all__ = ["Calibration", "Report", "SsdlabError", "calibrate", "load_sweep", "plan", "plot", "presets", "run", "sweep", "__version__"]
 
 __version__: str = _native.version()
 
@@ -82,6 +82,89 @@ def run(
         base["device"] = dev.pop("base_device")
     request.update(dev)
     return Report(json.loads(_native.run(json.dumps(request))))
+
+
+class Calibration(NamedTuple):
+    """What `calibrate` returns."""
+
+    fitted_toml: str
+    """The fitted configuration as TOML (what `ssdlab calibrate --out` writes; `run` takes it)."""
+    report: dict[str, Any]
+    """The report (what `--report` writes): parameters before and after, every point, errors,
+    the objective before and after, and the measurement (`measured=` reads it back)."""
+    points: "pandas.DataFrame"
+    """One row per plan point: measured and predicted (before and after the fit) IOPS, mean and
+    p99 latency, and the relative error after."""
+
+
+def calibrate(
+    target: PathLike,
+    preset: PathLike = "softssd",
+    *,
+    quick: bool = False,
+    plan: PathLike | None = None,
+    fit: list[str] | None = None,
+    measured: PathLike | None = None,
+    budget_s: float = 600.0,
+    dilation: float = 1.0,
+    metrics: list[str] | None = None,
+    bound: float = 10.0,
+    max_iters: int = 150,
+    sim_ios: int = 1000,
+    blocks: int | None = None,
+    set: Mapping[str, Any] | None = None,
+    threads: int | None = None,
+    seed: int = 1,
+    fio: PathLike = "fio",
+    force_overwrite: bool = False,
+) -> Calibration:
+    """Fits `preset`'s timing to `target` as `ssdlab calibrate` does (docs/calibrate.md).
+
+    target: a block device, a file (O_DIRECT) or an NBD URI, measured with fio; it is written
+        over (the plan's region). With `measured`, only a label.
+    measured: a calibration report (JSON) whose measurement is refitted instead of running fio.
+    quick / plan: the six-point quick plan, or a plan TOML file (default: 26 points).
+    fit: configuration paths to fit (default: the read, program and erase times, channel rate,
+        DMA setup, fetch and completion costs).
+    dilation: the target's time dilation (a `ssdlab serve --dilation D` device).
+    metrics: which of "iops", "mean", "p99" the fit compares (default: all).
+    set: settings of the starting configuration, e.g. {"ftl.cache.capacity": "1MiB"}.
+    The other options are the command's (`ssdlab calibrate --help`).
+    """
+    import pandas as pd
+
+    request: dict[str, Any] = {
+        "target": os.fspath(target),
+        "from": os.fspath(preset),
+        "fit": list(fit or []),
+        "plan": None if plan is None else os.fspath(plan),
+        "quick": quick,
+        "budget_s": budget_s,
+        "dilation": dilation,
+        "measured": None if measured is None else os.fspath(measured),
+        "metrics": list(metrics or []),
+        "bound": bound,
+        "max_iters": max_iters,
+        "sim_ios": sim_ios,
+        "blocks": blocks,
+        "set": [f"{k}={v}" for k, v in (set or {}).items()],
+        "threads": threads,
+        "seed": seed,
+        "fio": os.fspath(fio),
+        "force_overwrite": force_overwrite,
+    }
+    result = json.loads(_native.calibrate(json.dumps(request)))
+    report = result["report"]
+    rows = []
+    for p in report["points"]:
+        row: dict[str, Any] = {"point": p["point"]}
+        for side in ("measured", "before", "after"):
+            for k, v in (p.get(side) or {}).items():
+                row[f"{side}_{k}"] = v
+        for k, v in zip(("iops", "mean_us", "p99_us"), p["error"]):
+            row[f"error_{k}"] = v
+        rows.append(row)
+    return Calibration(result["fitted_toml"], report, pd.DataFrame(rows))
 
 
 def _source(sweep: Union[str, "os.PathLike[str]", Mapping[str, Any]]) -> tuple[str, str]:

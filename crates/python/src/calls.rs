@@ -77,6 +77,20 @@ pub fn run(py: Python<'_>, request: String) -> PyResult<String> {
     .map_err(|e: String| fail(e))
 }
 
+/// Calibrates (a JSON `ssdlab::calibrate::Request`, see `python/ssdlab/__init__.py`) and
+/// returns `{"report": ..., "fitted_toml": ...}` as JSON; progress lines go to standard error.
+#[pyfunction]
+pub fn calibrate(py: Python<'_>, request: String) -> PyResult<String> {
+    py.detach(move || {
+        let req: ssdlab::calibrate::Request =
+            serde_json::from_str(&request).map_err(|e| format!("bad request: {e}"))?;
+        let c = ssdlab::calibrate::calibrate(&req, &mut |line| eprintln!("{line}"), &mut |_| Ok(()))
+            .map_err(|e| e.to_string())?;
+        Ok(serde_json::json!({ "report": c.report, "fitted_toml": c.fitted_toml }).to_string())
+    })
+    .map_err(|e: String| fail(e))
+}
+
 /// The plan of a sweep given as a file path (`kind` "path"), TOML text ("toml") or JSON
 /// ("json"); relative paths in text start at `dir`.
 fn load_plan(source: &str, kind: &str, dir: &Path, out: Option<&str>) -> Result<Plan, String> {

@@ -24,6 +24,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(calls::version, m)?)?;
     m.add_function(wrap_pyfunction!(calls::presets, m)?)?;
     m.add_function(wrap_pyfunction!(calls::run, m)?)?;
+    m.add_function(wrap_pyfunction!(calls::calibrate, m)?)?;
     m.add_function(wrap_pyfunction!(calls::plan, m)?)?;
     m.add_function(wrap_pyfunction!(calls::sweep, m)?)?;
     m.add_function(wrap_pyfunction!(calls::plot, m)?)?;

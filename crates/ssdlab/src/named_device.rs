@@ -8,7 +8,7 @@ use firmware::platform::{Platform, StoreChoice};
 
 use crate::cli::{CommonArgs, StoreArg};
 
-pub use ssdlab::setup::{DEFAULT_DEVICE, set_blocks};
+pub use ssdlab::setup::{DEFAULT_DEVICE, serve_blocks, set_blocks};
 
 /// Loads `name` (a preset, else a file), or the default preset.
 pub fn load(name: Option<&str>) -> Result<DeviceConfig> {
@@ -44,20 +44,10 @@ pub fn build(cfg: &DeviceConfig, common: &CommonArgs) -> Result<Platform> {
     Platform::build(cfg, &store, common.seed).with_context(|| format!("building device {}", cfg.name))
 }
 
-/// Blocks per plane `ssdlab serve` starts from when `--blocks` is not given: softssd with 16
-/// GiB of raw flash (an 8 GiB export), an image small enough for any disk.
-pub const SERVE_BLOCKS: u32 = 16;
-
-/// The blocks per plane `serve` uses by default: [`SERVE_BLOCKS`], or the fewest above that
-/// with which the device is valid (a preset with little over-provisioning needs more blocks
-/// per plane to keep the spare blocks GC needs), at most the device's own.
-pub fn serve_blocks(cfg: &DeviceConfig) -> u32 {
-    let own = cfg.geometry.blocks;
-    (SERVE_BLOCKS..own).find(|&b| set_blocks(&mut cfg.clone(), b).is_ok()).unwrap_or(own)
-}
-
 #[cfg(test)]
 mod tests {
+    use ssdlab::setup::SERVE_BLOCKS;
+
     use super::*;
 
     #[test]

@@ -19,6 +19,7 @@ mod measure;
 mod params;
 mod plan;
 mod report;
+mod session;
 mod simulate;
 mod target;
 
@@ -27,6 +28,7 @@ pub use measure::{Measured, Measurement, fio_command, measure, parse_fio};
 pub use params::{DEFAULT_FIT, Param, Params};
 pub use plan::{Plan, Point};
 pub use report::{CalibrationReport, PointRow, fitted_toml};
+pub use session::{Calibrated, Request, calibrate};
 pub use simulate::{Predicted, simulate_plan};
 pub use target::{Target, check_target, fs_signature};
 

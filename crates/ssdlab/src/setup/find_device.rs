@@ -66,3 +66,15 @@ pub fn set_blocks(cfg: &mut DeviceConfig, blocks: u32) -> Result<(), DeviceError
     }
     cfg.validate().map_err(|error| DeviceError::Blocks { device: cfg.name.clone(), blocks, error })
 }
+
+/// Blocks per plane `ssdlab serve` (and `calibrate`) starts from when `--blocks` is not given:
+/// softssd with 16 GiB of raw flash (an 8 GiB export), an image small enough for any disk.
+pub const SERVE_BLOCKS: u32 = 16;
+
+/// The blocks per plane `serve` uses by default: [`SERVE_BLOCKS`], or the fewest above that
+/// with which the device is valid (a preset with little over-provisioning needs more blocks
+/// per plane to keep the spare blocks GC needs), at most the device's own.
+pub fn serve_blocks(cfg: &DeviceConfig) -> u32 {
+    let own = cfg.geometry.blocks;
+    (SERVE_BLOCKS..own).find(|&b| set_blocks(&mut cfg.clone(), b).is_ok()).unwrap_or(own)
+}

@@ -14,7 +14,7 @@ mod set;
 mod spec;
 mod workload;
 
-pub use find_device::{DEFAULT_DEVICE, DeviceError, load_device, set_blocks};
+pub use find_device::{DEFAULT_DEVICE, DeviceError, SERVE_BLOCKS, load_device, serve_blocks, set_blocks};
 pub use set::{SetError, Setting, apply_settings, parse_value, value_text};
 pub use spec::{DEFAULT_AGEING, RunSpec, SpecError};
 pub use workload::{DEFAULT_JOB, JobOption, WorkloadError, WorkloadSpec};
