@@ -50,6 +50,60 @@ pub fn run(a: CalibrateArgs) -> Result<()> {
     std::fs::write(&a.out, &c.fitted_toml).with_context(|| format!("writing {}", a.out.display()))?;
     super::write_json(&report, &c.report)?;
     print!("{}", c.report.table());
-    eprintln!("wrote {} (the fitted device) and {} (the report)", a.out.display(), report.display());
+    let charts = charts(&c.report, &report)?;
+    eprintln!(
+        "wrote {} (the fitted device), {} (the report) and {}",
+        a.out.display(),
+        report.display(),
+        charts.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+    );
     Ok(())
+}
+
+/// The measured curves beside the starting and the fitted model's, one chart per metric (IOPS,
+/// mean latency), a group of bars per plan point, written beside the report as
+/// `STEM.iops.png` and `STEM.mean.png`.
+fn charts(r: &calibrate::CalibrationReport, report: &Path) -> Result<Vec<PathBuf>> {
+    let stem = report.file_name().map_or_else(|| "calibration".into(), |s| s.to_string_lossy().into_owned());
+    let stem =
+        stem.strip_suffix(".report.json").or_else(|| stem.strip_suffix(".json")).unwrap_or(&stem).to_string();
+    let labels: Vec<String> = r.points.iter().map(|p| p.point.clone()).collect();
+    let mut out = Vec::new();
+    for (key, what, unit) in [("iops", "IOPS", "IOPS"), ("mean", "mean latency", "us")] {
+        let predicted = |p: &calibrate::Predicted| if key == "iops" { p.iops } else { p.mean_us };
+        let series = |name: &str, pick: &dyn Fn(&calibrate::PointRow) -> f64| plot::Series {
+            name: name.into(),
+            points: r
+                .points
+                .iter()
+                .enumerate()
+                .map(|(i, p)| {
+                    let y = pick(p);
+                    plot::Point { x: i as f64, mean: y, lo: y, hi: y }
+                })
+                .collect(),
+        };
+        let measured =
+            |p: &calibrate::PointRow| if key == "iops" { p.measured.iops } else { p.measured.mean_us };
+        let chart = plot::Chart {
+            title: format!("Calibration of {} against {}: {what}", r.from, r.target),
+            subtitle: format!(
+                "measured, the starting model and the fitted one per plan point; RMS relative error {:.1}% before, {:.1}% after",
+                r.rms_error_before * 100.0,
+                r.rms_error_after * 100.0
+            ),
+            x_desc: "plan point".into(),
+            y_desc: format!("{what}, {unit}"),
+            categories: Some(labels.clone()),
+            series: vec![
+                series("measured", &measured),
+                series(&format!("{} (start)", r.from), &|p| predicted(&p.before)),
+                series("fitted", &|p| predicted(&p.after)),
+            ],
+            log_y: true,
+        };
+        let path = report.with_file_name(format!("{stem}.{key}.png"));
+        out.push(plot::write_chart(&chart, &path).with_context(|| format!("drawing {}", path.display()))?);
+    }
+    Ok(out)
 }

@@ -159,6 +159,12 @@ fn calibrate_refits_a_saved_measurement_deterministically() {
     assert!(after < before, "{before} -> {after}");
     assert_eq!(a["points"].as_array().unwrap().len(), 2);
     assert_eq!(a["simulations"].as_u64().unwrap(), 2 * a["evaluations"].as_u64().unwrap());
+    assert!(a["cost_after"].as_f64().unwrap() < a["cost_before"].as_f64().unwrap(), "{a}");
+    // The curves, beside the report.
+    for chart in ["a.iops.png", "a.mean.png"] {
+        let len = std::fs::metadata(dir.path().join(chart)).map(|m| m.len()).unwrap_or(0);
+        assert!(len > 10_000, "{chart}: {len} bytes");
+    }
 }
 
 #[test]
