@@ -7,6 +7,8 @@ use crate::config::{DeviceConfig, LoadError};
 pub const PRESETS: &[(&str, &str)] = &[
     ("softssd", include_str!("../presets/softssd.toml")),
     ("pipessd", include_str!("../presets/pipessd.toml")),
+    ("pipessd-paper", include_str!("../presets/pipessd-paper.toml")),
+    ("pipessd-paper-8ch", include_str!("../presets/pipessd-paper-8ch.toml")),
     ("hostftl-array", include_str!("../presets/hostftl-array.toml")),
     ("consumer-tlc", include_str!("../presets/consumer-tlc.toml")),
     ("consumer-tlc-fdp", include_str!("../presets/consumer-tlc-fdp.toml")),

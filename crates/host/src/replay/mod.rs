@@ -2,8 +2,9 @@
 //!
 //! ```text
 //!   TraceReader ──record──> AddressMap ──commands──> timed:       issue at start + (t - t0) / speed
-//!   (streaming)            (volume base, align,                 closed-loop: keep N outstanding
-//!                            fold, max transfer)   ──> Session::issue ──> NVMe queue pairs
+//!   (streaming)            (volume base, align,                 rate:        issue record k at start + k / iops
+//!                            fold, max transfer)                closed-loop: keep N outstanding
+//!                                                  ──> Session::issue ──> NVMe queue pairs
 //! ```
 //!
 //! * **Timed**: a dispatcher reads the trace in order and issues each record at its timestamp
@@ -11,6 +12,10 @@
 //!   time has passed — the trace is not sorted, or the device is slower than the trace — is
 //!   issued at once, and the lag is measured. At most `max_outstanding` commands are in flight
 //!   from the host; beyond that the dispatcher waits (and the lag grows).
+//! * **Rate** (open loop): the same dispatcher, but record k is due at k / `iops` seconds after
+//!   the start, whatever its timestamp: a trace preloaded into memory and fed at a fixed rate,
+//!   as the PipeSSD paper replays its traces. Nothing waits for completions except the
+//!   `max_outstanding` bound (counted in `host_stalls`, and the lag grows).
 //! * **Closed loop**: `depth` workers each take the next record and issue it when their last
 //!   one completed; timestamps are ignored.
 //!
@@ -53,6 +58,12 @@ pub enum ReplayMode {
         /// Time compression: 2.0 replays twice as fast, 0.5 at half speed.
         speed: f64,
     },
+    /// Open loop at a fixed rate: record k is issued `k / iops` seconds after the start,
+    /// ignoring timestamps (`iops` must be > 0).
+    Rate {
+        /// Records issued per second of simulated time.
+        iops: f64,
+    },
     /// Keep `depth` commands outstanding, ignoring timestamps.
     ClosedLoop {
         /// Commands in flight.
@@ -78,7 +89,7 @@ pub struct ReplaySpec {
     /// Queue pairs to spread commands over (round robin); with volume flows, the most queue
     /// pairs the flows get (one each, shared round robin beyond).
     pub queues: u32,
-    /// Timed mode: most commands in flight from the host.
+    /// Timed and rate modes: most commands in flight from the host.
     pub max_outstanding: u32,
     /// Stop after this many records.
     pub max_records: Option<u64>,
@@ -132,6 +143,11 @@ impl ReplaySpec {
         match self.mode {
             ReplayMode::Timed { speed } if !(speed.is_finite() && speed > 0.0) => {
                 return Err(format!("speed must be a positive number (got {speed})"));
+            }
+            ReplayMode::Rate { iops } if !(iops.is_finite() && iops > 0.0) => {
+                return Err(format!(
+                    "the open-loop rate must be a positive number of requests per second (got {iops})"
+                ));
             }
             ReplayMode::ClosedLoop { depth: 0 } => {
                 return Err("the closed-loop depth must be at least 1".into());
@@ -330,11 +346,15 @@ pub fn replay(
     match spec.mode {
         ReplayMode::Timed { speed } => {
             let r2 = r.clone();
-            session.spawn_host(
-                sim::CoreId::UNBOUND,
-                "replay dispatcher",
-                async move { r2.dispatch(speed).await },
-            );
+            session.spawn_host(sim::CoreId::UNBOUND, "replay dispatcher", async move {
+                r2.dispatch(Pace::Timestamps { speed }).await
+            });
+        }
+        ReplayMode::Rate { iops } => {
+            let r2 = r.clone();
+            session.spawn_host(sim::CoreId::UNBOUND, "replay dispatcher", async move {
+                r2.dispatch(Pace::Fixed { iops }).await
+            });
         }
         ReplayMode::ClosedLoop { depth } => {
             for w in 0..depth {
@@ -425,19 +445,28 @@ impl Replay {
         Io { clone: 0, flow, qid, op, offset, len, placement }
     }
 
-    /// Timed mode: issue each record at its (scaled) timestamp.
-    async fn dispatch(self: Rc<Self>, speed: f64) {
+    /// Timed and rate modes: issue each record when it is due (at its scaled timestamp, or
+    /// the next tick of the fixed rate).
+    async fn dispatch(self: Rc<Self>, pace: Pace) {
         let cx = self.session.cx.clone();
         let start = cx.now();
         let (mut first, mut last) = (None::<u64>, 0u64);
+        let mut k = 0u64;
         while let Some(rec) = self.next_record() {
-            let t = rec.time_ns.unwrap_or(last);
-            if t < last {
-                self.stats.borrow_mut().out_of_order += 1;
-            }
-            last = last.max(t);
-            let t0 = *first.get_or_insert(t);
-            let due = start + SimDuration::from_nanos((t.saturating_sub(t0) as f64 / speed).round() as u64);
+            let after_ns = match pace {
+                Pace::Timestamps { speed } => {
+                    let t = rec.time_ns.unwrap_or(last);
+                    if t < last {
+                        self.stats.borrow_mut().out_of_order += 1;
+                    }
+                    last = last.max(t);
+                    let t0 = *first.get_or_insert(t);
+                    (t.saturating_sub(t0) as f64 / speed).round() as u64
+                }
+                Pace::Fixed { iops } => (k as f64 * 1e9 / iops).round() as u64,
+            };
+            k += 1;
+            let due = start + SimDuration::from_nanos(after_ns);
             if due > cx.now() {
                 cx.sleep_until(due).await;
             }
@@ -478,6 +507,15 @@ impl Replay {
             self.session.issue(&io, SimTime::ZERO).await;
         }
     }
+}
+
+/// When the dispatcher issues record k.
+#[derive(Copy, Clone, Debug)]
+enum Pace {
+    /// At its timestamp (relative to the first record's) over `speed`.
+    Timestamps { speed: f64 },
+    /// At k / `iops` seconds.
+    Fixed { iops: f64 },
 }
 
 /// One command a record maps to: operation, byte offset, length, the record's volume and

@@ -84,9 +84,9 @@ pub struct ReplayStats {
     pub chunked: u64,
     /// Timed mode: records whose timestamp is before an earlier record's.
     pub out_of_order: u64,
-    /// Timed mode: times the dispatcher waited for room (too many commands in flight).
+    /// Timed and rate modes: times the dispatcher waited for room (too many commands in flight).
     pub host_stalls: u64,
-    /// Timed mode: how late commands were issued after their (scaled) timestamp, us.
+    /// Timed and rate modes: how late commands were issued after they were due, us.
     pub lag_mean_us: f64,
     /// 99th percentile of the lag, us.
     pub lag_p99_us: f64,
@@ -108,6 +108,7 @@ impl ReplayStats {
             compression: format!("{:?}", reader.compression()).to_lowercase(),
             mode: match mode {
                 ReplayMode::Timed { speed } => format!("timed x{speed}"),
+                ReplayMode::Rate { iops } => format!("open-loop {iops} IOPS"),
                 ReplayMode::ClosedLoop { depth } => format!("closed-loop {depth}"),
             },
             align: match align {

@@ -175,8 +175,14 @@ pub struct PipessdFigureArgs {
     /// The shared trace directory. Default: ../shared/traces.
     #[arg(long, value_name = "DIR")]
     pub traces: Option<PathBuf>,
-    /// Blocks per plane of the pipessd device (8192 is its full 512 GiB; timing, cores and
-    /// caches are the preset's whatever the size).
+    /// The device: `pipessd` (the prototype's 8 channels, set to 4 for the 4-channel setups)
+    /// or `pipessd-paper` (the paper's platform as it states it: 4 channels, DRAM a thousandth
+    /// of capacity, a cheap fetch; its 8-channel setup is `pipessd-paper-8ch`). Any preset with
+    /// four controller cores runs: the 8-channel setup is its `-8ch` sibling if it has one.
+    #[arg(long, value_name = "PRESET", default_value = "pipessd")]
+    pub preset: String,
+    /// Blocks per plane (8192 is the presets' full 64 GiB chip; timing, cores and caches are
+    /// the preset's whatever the size).
     #[arg(long, default_value_t = 1024)]
     pub blocks: u32,
     /// Commands outstanding: the closed-loop depth of the trace replays and the queue depth
@@ -190,6 +196,13 @@ pub struct PipessdFigureArgs {
     /// maps PipeSSD's gain against this (examples/pipessd-threads.toml).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub requests_per_thread: Option<u32>,
+    /// Also replay the traces open loop (records issued at a fixed rate, ignoring timestamps
+    /// and completions, as the paper's traces preloaded into memory were) to Tradition-4 and
+    /// PipeSSD, at these percentages of the saturation rate (the most records per second any
+    /// design completed closed loop on that setup and trace), e.g. 25,50,100,150. The paper
+    /// does not state its rate. Written to open-loop.json and after the main table.
+    #[arg(long, value_name = "PCT,...", value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub open_loop: Vec<u32>,
     /// A short run (a smoke test): the 4-channel device only, fewer synthetic commands.
     #[arg(long)]
     pub quick: bool,

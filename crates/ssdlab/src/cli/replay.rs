@@ -34,13 +34,20 @@ pub struct ReplayCmd {
 /// How to replay a trace.
 #[derive(Args, Debug)]
 pub struct ReplayArgs {
-    /// timed: issue at the trace's timestamps (scaled by --speed); closed: keep --depth
-    /// commands outstanding and ignore timestamps.
+    /// timed: issue at the trace's timestamps (scaled by --speed); rate: open loop, one
+    /// request every 1/--rate-iops seconds whatever the timestamps (a trace preloaded into
+    /// memory and fed at a fixed rate); closed: keep --depth commands outstanding and ignore
+    /// timestamps.
     #[arg(long, value_enum, default_value_t = ReplayModeArg::Timed, requires = "trace")]
     pub mode: ReplayModeArg,
     /// Timed mode: time compression (2 replays twice as fast, 0.5 at half speed). Default: 1.
     #[arg(long, requires = "trace")]
     pub speed: Option<f64>,
+    /// Rate mode: requests (trace records) issued per second of simulated time, open loop
+    /// (nothing waits for completions; at most 1024 commands in flight, beyond which the lag
+    /// grows and `replay.host_stalls` counts the waits). Required with --mode rate.
+    #[arg(long, value_name = "IOPS", allow_negative_numbers = true, requires = "trace")]
+    pub rate_iops: Option<f64>,
     /// Closed-loop mode: commands kept outstanding. Default: 32.
     #[arg(long, requires = "trace")]
     pub depth: Option<u32>,
@@ -135,6 +142,8 @@ pub enum LayoutArg {
 pub enum ReplayModeArg {
     /// At the trace's timestamps.
     Timed,
+    /// Open loop at a fixed rate (--rate-iops), ignoring timestamps.
+    Rate,
     /// A fixed number of commands outstanding.
     Closed,
 }

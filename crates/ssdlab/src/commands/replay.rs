@@ -16,15 +16,12 @@ pub fn run(a: ReplayCmd) -> Result<()> {
     execute(a.device.as_deref(), &a.start, false, a.alone, &workload, &a.output, &a.common)
 }
 
-/// The replay the flags describe, checked.
-pub(crate) fn spec(path: &Path, a: &ReplayArgs) -> Result<ReplaySpec> {
-    let mut s = ReplaySpec::new(path);
-    s.read = ReadOptions {
-        format: a.format,
-        skip_bad_lines: a.skip_bad_lines,
-        blkparse_action: a.blkparse_action,
-    };
-    s.mode = match (a.mode, a.speed, a.depth) {
+/// The pacing the flags describe: each mode's own option, and no other mode's.
+fn mode(a: &ReplayArgs) -> Result<ReplayMode> {
+    if a.mode != ReplayModeArg::Rate && a.rate_iops.is_some() {
+        bail!("--rate-iops is for --mode rate (an open loop at a fixed rate): add --mode rate, or leave out --rate-iops");
+    }
+    Ok(match (a.mode, a.speed, a.depth) {
         (ReplayModeArg::Timed, _, Some(_)) => bail!(
             "--depth is for --mode closed; a timed replay (the default) issues at the trace's \
              timestamps: add --mode closed, or leave out --depth"
@@ -34,9 +31,32 @@ pub(crate) fn spec(path: &Path, a: &ReplayArgs) -> Result<ReplaySpec> {
                 "--speed is for timed replays; --mode closed ignores the trace's timestamps: leave out --speed"
             )
         }
+        (ReplayModeArg::Rate, Some(_), _) | (ReplayModeArg::Rate, _, Some(_)) => bail!(
+            "--mode rate issues at --rate-iops whatever the timestamps and the completions: leave out --speed and --depth"
+        ),
+        (ReplayModeArg::Rate, None, None) => {
+            let Some(iops) = a.rate_iops else {
+                bail!("--mode rate needs --rate-iops N (requests per second of simulated time)");
+            };
+            if !(iops.is_finite() && iops > 0.0) {
+                bail!("--rate-iops must be a positive number of requests per second (got {iops})");
+            }
+            ReplayMode::Rate { iops }
+        }
         (ReplayModeArg::Timed, speed, None) => ReplayMode::Timed { speed: speed.unwrap_or(1.0) },
         (ReplayModeArg::Closed, None, depth) => ReplayMode::ClosedLoop { depth: depth.unwrap_or(32) },
+    })
+}
+
+/// The replay the flags describe, checked.
+pub(crate) fn spec(path: &Path, a: &ReplayArgs) -> Result<ReplaySpec> {
+    let mut s = ReplaySpec::new(path);
+    s.read = ReadOptions {
+        format: a.format,
+        skip_bad_lines: a.skip_bad_lines,
+        blkparse_action: a.blkparse_action,
     };
+    s.mode = mode(a)?;
     s.align = match a.align {
         AlignArg::Widen => Align::Widen,
         AlignArg::Split => Align::Split,

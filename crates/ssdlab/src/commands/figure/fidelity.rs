@@ -94,6 +94,8 @@ fn collect(a: &FidelityArgs) -> Result<Vec<Entry>> {
     let pipe = PipessdFigureArgs {
         out: PathBuf::new(),
         traces: a.traces.clone(),
+        preset: "pipessd".into(),
+        open_loop: Vec::new(),
         blocks: if a.quick { 256 } else { 1024 },
         depth: 32,
         requests_per_thread: None,

@@ -4,7 +4,14 @@
 //! Tradition-8 — for each setup (4 channels, 8 channels, 4 channels with half the data cache)
 //! and workload (three shared traces replayed closed loop, and a Financial-like job): IOPS
 //! against Tradition-4, data cache hit ratios, and how much of Tradition-4's tail latency is
-//! spent on locks. Every figure sits beside what the paper published.
+//! spent on locks, with Tradition-4's lock-wait share and channel utilisation beside each row.
+//! Every figure sits beside what the paper published.
+//!
+//! The device is a preset (`--preset`, default `pipessd`; `pipessd-paper` is the paper's
+//! platform as it states it). Its setups: the preset at 4 channels; at 8 channels (the preset's
+//! `-8ch` sibling if there is one, else the preset with 8 channels); the 4-channel device with
+//! half its data cache. With `--open-loop`, the traces are also replayed open loop, as the
+//! paper's preloaded traces were, at percentages of the closed-loop saturation rate.
 
 use std::cell::RefCell;
 use std::fmt::Write as _;
@@ -27,28 +34,27 @@ use crate::cli::PipessdFigureArgs;
 /// 4 GiB. These describe the trace, not the paper's results.
 const FINANCIAL: &str = "rw=randrw rwmixread=23 bs=4k random_distribution=zipf:0.9 size=4g numjobs=1";
 
-/// Eight 1.2 GHz cores (Tradition-8's controller; the preset has four).
-const EIGHT_CORES: &str = "[{ name = 'c0', clock = '1.2GHz' }, { name = 'c1', clock = '1.2GHz' }, \
-                           { name = 'c2', clock = '1.2GHz' }, { name = 'c3', clock = '1.2GHz' }, \
-                           { name = 'c4', clock = '1.2GHz' }, { name = 'c5', clock = '1.2GHz' }, \
-                           { name = 'c6', clock = '1.2GHz' }, { name = 'c7', clock = '1.2GHz' }]";
-
-/// The designs compared, Tradition-4 (the baseline) first.
+/// The designs compared, Tradition-4 (the baseline) first. Tradition-8 also gets eight cores
+/// at the clock of the preset's first ([`eight_cores`]).
 const ARCHS: [(&str, &[(&str, &str)]); 4] = [
     ("Tradition-4", &[("architecture.kind", "tradition"), ("architecture.cores", "4")]),
     ("PipeSSD", &[("architecture.kind", "pipessd")]),
     ("DeepFlash", &[("architecture.kind", "deepflash")]),
-    (
-        "Tradition-8",
-        &[("controller.cores", EIGHT_CORES), ("architecture.kind", "tradition"), ("architecture.cores", "8")],
-    ),
+    ("Tradition-8", &[("architecture.kind", "tradition"), ("architecture.cores", "8")]),
 ];
 
 /// The setups, with what the paper published for PipeSSD against Tradition-4 in each.
-const SETUPS: [(&str, &[(&str, &str)], &str); 3] = [
-    ("4 channels", &[("geometry.channels", "4")], "+31.2% on average (+36% WebSearch), +5% over DeepFlash"),
-    ("8 channels", &[], "about +40%, +5.2% over DeepFlash"),
-    ("4 channels, half cache", &[("geometry.channels", "4"), ("ftl.cache.capacity", "192MiB")], "+42%"),
+const SETUPS: [(&str, &str); 3] = [
+    ("4 channels", "+31.2% on average (+36% WebSearch), +5% over DeepFlash"),
+    ("8 channels", "about +40%, +5.2% over DeepFlash"),
+    ("4 channels, half cache", "+42%"),
+];
+
+/// The trace workloads (the open-loop runs replay these).
+const TRACES: [(&str, &str); 3] = [
+    ("WebSearch", "websearch-sample.spc.gz"),
+    ("TPC-C", "tpcc-sample.mqsim.trace.gz"),
+    ("MSR hm_0", "msr-hm_0-sample.csv"),
 ];
 
 /// One run's figures.
@@ -62,6 +68,31 @@ pub struct Cell {
     p99_latency_us: f64,
     /// Share of the latency of the slowest 1% of commands spent waiting for locks.
     lock_share_of_tail: f64,
+    /// Share of every command's latency spent waiting for locks (the lock-wait share).
+    lock_share: f64,
+    /// Mean busy share of the flash channels.
+    channel_busy: f64,
+    /// Mean busy share of the dies.
+    die_busy: f64,
+    /// Mean latency, us.
+    mean_latency_us: f64,
+    /// Trace records per command issued (1 for a job; a record longer than the largest
+    /// transfer becomes several commands).
+    records_per_command: f64,
+    /// Open loop: records offered per second (0 in closed loop).
+    offered_iops: f64,
+    /// Open loop: times the replay waited for room (more than its 1024 commands in flight).
+    host_stalls: u64,
+}
+
+/// An open-loop run: a trace offered at a share of the closed-loop saturation rate.
+#[derive(Clone, Debug, Serialize)]
+pub struct OpenCell {
+    /// The offered rate, % of the saturation rate (the most records per second any of the four
+    /// designs completed closed loop on that setup and trace).
+    offered_pct: u32,
+    #[serde(flatten)]
+    cell: Cell,
 }
 
 enum Load {
@@ -72,7 +103,12 @@ enum Load {
 pub fn run(a: &PipessdFigureArgs) -> Result<()> {
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
     let cells = cells(a)?;
-    let text = table(&cells, a);
+    let mut text = table(&cells, a);
+    if !a.open_loop.is_empty() {
+        let open = open_cells(a, &cells)?;
+        text.push_str(&open_table(&open, a));
+        super::super::write_json(&a.out.join("open-loop.json"), &open)?;
+    }
     println!("{text}");
     std::fs::write(a.out.join("figure.txt"), &text)?;
     super::super::write_json(&a.out.join("figure.json"), &cells)?;
@@ -80,6 +116,49 @@ pub fn run(a: &PipessdFigureArgs) -> Result<()> {
         eprintln!("wrote {}", path.display());
     }
     Ok(())
+}
+
+/// The device of `setup` (a name from [`SETUPS`]) on `preset`, at `blocks` per plane (0: the
+/// preset's): 4 channels; 8 channels (the preset's `-8ch` sibling if it has one, else the
+/// preset with 8 channels); or the 4-channel device with half its data cache.
+pub fn setup_config(preset: &str, setup: &str, blocks: u32) -> Result<DeviceConfig> {
+    let eight = format!("{preset}-8ch");
+    let (name, channels) = match setup {
+        "8 channels" if firmware::presets::text(&eight).is_some() => (eight.as_str(), None),
+        "8 channels" => (preset, Some(8)),
+        _ => (preset, Some(4)),
+    };
+    let mut cfg = crate::named_device::load(Some(name))?;
+    crate::named_device::set_blocks(&mut cfg, blocks)?;
+    if let Some(n) = channels.filter(|n| *n != cfg.geometry.channels) {
+        cfg = apply(&cfg, &[("geometry.channels", &n.to_string())])?;
+    }
+    if setup == "4 channels, half cache" {
+        let half = sim::ByteSize(cfg.ftl.cache.capacity.bytes() / 2);
+        cfg = apply(&cfg, &[("ftl.cache.capacity", &format!("{}B", half.bytes()))])?;
+    }
+    Ok(cfg)
+}
+
+/// Eight cores at the clock of `cfg`'s first (Tradition-8's controller; the presets have four).
+fn eight_cores(cfg: &DeviceConfig) -> String {
+    let clock = cfg.controller.cores.first().map_or_else(|| "1.2GHz".to_string(), |c| c.clock.to_string());
+    let cores: Vec<String> = (0..8).map(|i| format!("{{ name = 'c{i}', clock = '{clock}' }}")).collect();
+    format!("[{}]", cores.join(", "))
+}
+
+/// `cfg` as design `arch` (a name from [`ARCHS`]), with `--requests-per-thread` on Tradition.
+fn design(cfg: &DeviceConfig, arch: &str, a: &PipessdFigureArgs) -> Result<DeviceConfig> {
+    let sets = ARCHS.iter().find(|(n, _)| *n == arch).map_or(&[][..], |(_, s)| s);
+    let mut c = cfg.clone();
+    if arch == "Tradition-8" {
+        c = apply(&c, &[("controller.cores", &eight_cores(cfg))])?;
+    }
+    c = apply(&c, sets)?;
+    if let (Some(n), true) = (a.requests_per_thread, arch.starts_with("Tradition")) {
+        c = apply(&c, &[("architecture.workers_per_core", &n.to_string())])?;
+    }
+    Ok(c)
 }
 
 /// Runs every setup, workload and design (the first setup only with `--quick`).
@@ -92,26 +171,16 @@ pub fn cells(a: &PipessdFigureArgs) -> Result<Vec<Cell>> {
     };
     let ios = if a.quick { 20_000 } else { 150_000 };
     let financial = job("financial-like", &format!("{FINANCIAL} iodepth={} number_ios={ios}", a.depth))?;
-    let loads = [
-        ("WebSearch", replay("websearch-sample.spc.gz")),
-        ("TPC-C", replay("tpcc-sample.mqsim.trace.gz")),
-        ("MSR hm_0", replay("msr-hm_0-sample.csv")),
-        ("Financial-like", Load::Jobs(vec![financial])),
-    ];
-    let base = crate::named_device::load(Some("pipessd"))?;
+    let mut loads: Vec<(&str, Load)> = TRACES.iter().map(|(w, f)| (*w, replay(f))).collect();
+    loads.push(("Financial-like", Load::Jobs(vec![financial])));
     let mut cells = Vec::new();
-    for (setup, sets, _) in SETUPS.iter().take(if a.quick { 1 } else { SETUPS.len() }) {
-        let mut cfg = base.clone();
-        crate::named_device::set_blocks(&mut cfg, a.blocks)?;
-        let cfg = apply(&cfg, sets)?;
+    for (setup, _) in SETUPS.iter().take(if a.quick { 1 } else { SETUPS.len() }) {
+        let cfg = setup_config(&a.preset, setup, a.blocks)?;
         eprintln!("{setup}: ageing {} to GC steady state", cfg.geometry.capacity());
         let aged = Aged::new(&cfg, a.seed)?;
         for (workload, load) in &loads {
-            for (arch, arch_sets) in ARCHS {
-                let mut c = apply(&cfg, arch_sets)?;
-                if let (Some(n), true) = (a.requests_per_thread, arch.starts_with("Tradition")) {
-                    c = apply(&c, &[("architecture.workers_per_core", &n.to_string())])?;
-                }
+            for (arch, _) in ARCHS {
+                let c = design(&cfg, arch, a)?;
                 let cell = measure(&aged, &c, load, a.seed)
                     .with_context(|| format!("{setup}, {workload}, {arch}"))?;
                 eprintln!("  {workload:<15} {arch:<12} {:>10.0} IOPS", cell.iops);
@@ -125,6 +194,52 @@ pub fn cells(a: &PipessdFigureArgs) -> Result<Vec<Cell>> {
         }
     }
     Ok(cells)
+}
+
+/// The open-loop runs: each trace of each setup `closed` has, offered to Tradition-4 and
+/// PipeSSD at each `--open-loop` percentage of its saturation rate (the most records per
+/// second any design completed closed loop).
+pub fn open_cells(a: &PipessdFigureArgs, closed: &[Cell]) -> Result<Vec<OpenCell>> {
+    let traces = traces_dir(a.traces.as_deref())?;
+    let mut out = Vec::new();
+    for (setup, _) in SETUPS {
+        if !closed.iter().any(|c| c.setup == setup) {
+            continue;
+        }
+        let cfg = setup_config(&a.preset, setup, a.blocks)?;
+        eprintln!("{setup} (open loop): ageing {} to GC steady state", cfg.geometry.capacity());
+        let aged = Aged::new(&cfg, a.seed)?;
+        for (workload, file) in TRACES {
+            let saturation = closed
+                .iter()
+                .filter(|c| c.setup == setup && c.workload == workload)
+                .map(|c| c.iops * c.records_per_command)
+                .fold(0.0, f64::max);
+            for &pct in &a.open_loop {
+                // Whole records per second, so that the rate prints as it is run.
+                let iops = (saturation * f64::from(pct) / 100.0).round().max(1.0);
+                let mut spec = ReplaySpec::new(traces.join(file));
+                spec.mode = ReplayMode::Rate { iops };
+                for arch in ["Tradition-4", "PipeSSD"] {
+                    let c = design(&cfg, arch, a)?;
+                    let cell = measure(&aged, &c, &Load::Trace(spec.clone()), a.seed)
+                        .with_context(|| format!("{setup}, {workload}, {arch}, open loop at {iops} IOPS"))?;
+                    eprintln!("  {workload:<15} {pct:>4}% {arch:<12} {:>10.0} IOPS", cell.iops);
+                    out.push(OpenCell {
+                        offered_pct: pct,
+                        cell: Cell {
+                            setup: setup.to_string(),
+                            workload: workload.to_string(),
+                            arch: arch.into(),
+                            offered_iops: iops,
+                            ..cell
+                        },
+                    });
+                }
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// A job from fio options written `key=value`, space separated.
@@ -168,9 +283,15 @@ fn measure(aged: &Aged, cfg: &DeviceConfig, load: &Load, seed: u64) -> Result<Ce
     };
     let mut t = std::mem::take(&mut tail.borrow_mut().0);
     t.sort_unstable();
-    let slow = &t[t.len() * 99 / 100..];
-    let (lat, lock) = slow.iter().fold((0u64, 0u64), |(l, k), &(a, b)| (l + a, k + b));
+    let sum = |v: &[(u64, u64)]| v.iter().fold((0u64, 0u64), |(l, k), &(a, b)| (l + a, k + b));
+    let (lat, lock) = sum(&t[t.len() * 99 / 100..]);
+    let (all_lat, all_lock) = sum(&t);
     let p99 = report.ops.values().map(|o| o.latency_ns.p99).max().unwrap_or(0);
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+    let (records_per_command, host_stalls) = report.replay.as_ref().map_or((1.0, 0), |r| {
+        let replayed = r.records - r.skipped_flushes - r.skipped_zero_length - r.dropped;
+        (replayed as f64 / r.commands.max(1) as f64, r.host_stalls)
+    });
     Ok(Cell {
         setup: String::new(),
         workload: String::new(),
@@ -179,6 +300,13 @@ fn measure(aged: &Aged, cfg: &DeviceConfig, load: &Load, seed: u64) -> Result<Ce
         cache_hit_ratio: report.cache.data.ratio,
         p99_latency_us: p99 as f64 / 1e3,
         lock_share_of_tail: lock as f64 / lat.max(1) as f64,
+        lock_share: all_lock as f64 / all_lat.max(1) as f64,
+        channel_busy: mean(&report.utilisation.channels),
+        die_busy: mean(&report.utilisation.dies),
+        mean_latency_us: all_lat as f64 / t.len().max(1) as f64 / 1e3,
+        records_per_command,
+        offered_iops: 0.0,
+        host_stalls,
     })
 }
 
@@ -191,7 +319,8 @@ fn table(cells: &[Cell], a: &PipessdFigureArgs) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "PipeSSD comparison: pipessd device, {} blocks per plane, closed loop at depth {}, seed {}, {}",
+        "PipeSSD comparison: {} device, {} blocks per plane, closed loop at depth {}, seed {}, {}",
+        a.preset,
         a.blocks,
         a.depth,
         a.seed,
@@ -200,13 +329,17 @@ fn table(cells: &[Cell], a: &PipessdFigureArgs) -> String {
             None => "the preset's requests per Tradition thread".into(),
         }
     );
-    let _ = writeln!(s, "\nthroughput against Tradition-4 (Tradition-4's own IOPS first)");
     let _ = writeln!(
         s,
-        "{:<24} {:<15} {:>14} {:>9} {:>10} {:>12}",
-        "setup", "workload", "Tradition-4", "PipeSSD", "DeepFlash", "Tradition-8"
+        "\nthroughput against Tradition-4 (Tradition-4's own IOPS first); beside it, Tradition-4's \
+         lock-wait share of latency and channel utilisation, and PipeSSD's channel utilisation"
     );
-    for (setup, _, published) in SETUPS {
+    let _ = writeln!(
+        s,
+        "{:<24} {:<15} {:>14} {:>9} {:>10} {:>12} {:>9} {:>9} {:>9}",
+        "setup", "workload", "Tradition-4", "PipeSSD", "DeepFlash", "Tradition-8", "T-4 lock", "T-4 chan", "P chan"
+    );
+    for (setup, published) in SETUPS {
         let rows: Vec<&Cell> = cells.iter().filter(|c| c.setup == setup && c.arch == "Tradition-4").collect();
         if rows.is_empty() {
             continue;
@@ -220,7 +353,14 @@ fn table(cells: &[Cell], a: &PipessdFigureArgs) -> String {
                 sums[i] += r;
                 let _ = write!(s, " {:>8.2}x", r);
             }
-            let _ = writeln!(s);
+            let pipe_chan = find(cells, setup, &base.workload, "PipeSSD").map_or(f64::NAN, |c| c.channel_busy);
+            let _ = writeln!(
+                s,
+                " {:>8.1}% {:>8.1}% {:>8.1}%",
+                base.lock_share * 100.0,
+                base.channel_busy * 100.0,
+                pipe_chan * 100.0
+            );
         }
         let n = rows.len() as f64;
         let _ = writeln!(
@@ -235,6 +375,9 @@ fn table(cells: &[Cell], a: &PipessdFigureArgs) -> String {
     }
     let _ = writeln!(s, "published: Tradition-8 barely better than Tradition-4");
     let first = SETUPS[0].0;
+    if cells.iter().all(|c| c.setup != first) {
+        return s;
+    }
     let _ = writeln!(s, "\ndata cache hit ratio ({first})");
     let _ = writeln!(
         s,
@@ -272,11 +415,64 @@ fn table(cells: &[Cell], a: &PipessdFigureArgs) -> String {
     s
 }
 
+/// The open-loop table: per setup, trace and offered rate, what Tradition-4 completed and
+/// PipeSSD's throughput and mean latency against it, with the mechanism beside them.
+fn open_table(open: &[OpenCell], a: &PipessdFigureArgs) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "\nopen loop (records issued at a fixed rate, as the paper's preloaded traces): offered as a share \
+         of the saturation rate (the most records per second a design completed closed loop at depth {}); \
+         published for PipeSSD over Tradition-4: see above",
+        a.depth
+    );
+    let _ = writeln!(
+        s,
+        "{:<24} {:<11} {:>7} {:>10} {:>12} {:>8} {:>12} {:>8} {:>9} {:>9} {:>9}",
+        "setup",
+        "workload",
+        "offered",
+        "rate",
+        "Tradition-4",
+        "PipeSSD",
+        "T-4 lat us",
+        "P lat",
+        "T-4 lock",
+        "T-4 chan",
+        "P chan"
+    );
+    for t in open.iter().filter(|o| o.cell.arch == "Tradition-4") {
+        let p = open.iter().find(|o| {
+            o.cell.arch == "PipeSSD"
+                && o.cell.setup == t.cell.setup
+                && o.cell.workload == t.cell.workload
+                && o.offered_pct == t.offered_pct
+        });
+        let (b, p) = (&t.cell, p.map(|o| &o.cell));
+        let _ = writeln!(
+            s,
+            "{:<24} {:<11} {:>6}% {:>10} {:>12} {:>7.2}x {:>12.0} {:>7.2}x {:>8.1}% {:>8.1}% {:>8.1}%",
+            b.setup,
+            b.workload,
+            t.offered_pct,
+            report::grouped(b.offered_iops),
+            report::grouped(b.iops),
+            p.map_or(f64::NAN, |p| p.iops / b.iops.max(1e-9)),
+            b.mean_latency_us,
+            p.map_or(f64::NAN, |p| p.mean_latency_us / b.mean_latency_us.max(1e-9)),
+            b.lock_share * 100.0,
+            b.channel_busy * 100.0,
+            p.map_or(f64::NAN, |p| p.channel_busy * 100.0)
+        );
+    }
+    s
+}
+
 /// A bar chart per setup: each design's throughput against Tradition-4, per workload.
 fn charts(cells: &[Cell], a: &PipessdFigureArgs) -> Result<Vec<std::path::PathBuf>> {
     let workloads = ["WebSearch", "TPC-C", "MSR hm_0", "Financial-like"];
     let mut out = Vec::new();
-    for (i, (setup, _, published)) in SETUPS.iter().enumerate() {
+    for (i, (setup, published)) in SETUPS.iter().enumerate() {
         if !cells.iter().any(|c| c.setup == *setup) {
             continue;
         }
@@ -338,7 +534,7 @@ pub fn rows(cells: &[Cell]) -> Vec<Row> {
         r.iter().sum::<f64>() / r.len().max(1) as f64
     };
     let workloads = "WebSearch, TPC-C, MSR hm_0 (shared samples) and a Financial-like job (stand-in)";
-    for (setup, _, _) in SETUPS {
+    for (setup, _) in SETUPS {
         if !cells.iter().any(|c| c.setup == setup) {
             continue;
         }
