@@ -19,7 +19,9 @@ pub fn run(a: ReplayCmd) -> Result<()> {
 /// The pacing the flags describe: each mode's own option, and no other mode's.
 fn mode(a: &ReplayArgs) -> Result<ReplayMode> {
     if a.mode != ReplayModeArg::Rate && a.rate_iops.is_some() {
-        bail!("--rate-iops is for --mode rate (an open loop at a fixed rate): add --mode rate, or leave out --rate-iops");
+        bail!(
+            "--rate-iops is for --mode rate (an open loop at a fixed rate): add --mode rate, or leave out --rate-iops"
+        );
     }
     Ok(match (a.mode, a.speed, a.depth) {
         (ReplayModeArg::Timed, _, Some(_)) => bail!(

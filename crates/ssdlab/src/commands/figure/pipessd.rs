@@ -337,7 +337,15 @@ fn table(cells: &[Cell], a: &PipessdFigureArgs) -> String {
     let _ = writeln!(
         s,
         "{:<24} {:<15} {:>14} {:>9} {:>10} {:>12} {:>9} {:>9} {:>9}",
-        "setup", "workload", "Tradition-4", "PipeSSD", "DeepFlash", "Tradition-8", "T-4 lock", "T-4 chan", "P chan"
+        "setup",
+        "workload",
+        "Tradition-4",
+        "PipeSSD",
+        "DeepFlash",
+        "Tradition-8",
+        "T-4 lock",
+        "T-4 chan",
+        "P chan"
     );
     for (setup, published) in SETUPS {
         let rows: Vec<&Cell> = cells.iter().filter(|c| c.setup == setup && c.arch == "Tradition-4").collect();
@@ -353,7 +361,8 @@ fn table(cells: &[Cell], a: &PipessdFigureArgs) -> String {
                 sums[i] += r;
                 let _ = write!(s, " {:>8.2}x", r);
             }
-            let pipe_chan = find(cells, setup, &base.workload, "PipeSSD").map_or(f64::NAN, |c| c.channel_busy);
+            let pipe_chan =
+                find(cells, setup, &base.workload, "PipeSSD").map_or(f64::NAN, |c| c.channel_busy);
             let _ = writeln!(
                 s,
                 " {:>8.1}% {:>8.1}% {:>8.1}%",
