@@ -35,7 +35,7 @@ pub struct ReplayCmd {
 #[derive(Args, Debug)]
 pub struct ReplayArgs {
     /// timed: issue at the trace's timestamps (scaled by --speed); rate: open loop, one
-    /// request every 1/--rate-iops seconds whatever the timestamps (a trace preloaded into
+    /// request every 1/--replay-iops seconds whatever the timestamps (a trace preloaded into
     /// memory and fed at a fixed rate); closed: keep --depth commands outstanding and ignore
     /// timestamps.
     #[arg(long, value_enum, default_value_t = ReplayModeArg::Timed, requires = "trace")]
@@ -47,7 +47,7 @@ pub struct ReplayArgs {
     /// (nothing waits for completions; at most 1024 commands in flight, beyond which the lag
     /// grows and `replay.host_stalls` counts the waits). Required with --mode rate.
     #[arg(long, value_name = "IOPS", allow_negative_numbers = true, requires = "trace")]
-    pub rate_iops: Option<f64>,
+    pub replay_iops: Option<f64>,
     /// Closed-loop mode: commands kept outstanding. Default: 32.
     #[arg(long, requires = "trace")]
     pub depth: Option<u32>,
@@ -142,7 +142,7 @@ pub enum LayoutArg {
 pub enum ReplayModeArg {
     /// At the trace's timestamps.
     Timed,
-    /// Open loop at a fixed rate (--rate-iops), ignoring timestamps.
+    /// Open loop at a fixed rate (--replay-iops), ignoring timestamps.
     Rate,
     /// A fixed number of commands outstanding.
     Closed,

@@ -18,9 +18,9 @@ pub fn run(a: ReplayCmd) -> Result<()> {
 
 /// The pacing the flags describe: each mode's own option, and no other mode's.
 fn mode(a: &ReplayArgs) -> Result<ReplayMode> {
-    if a.mode != ReplayModeArg::Rate && a.rate_iops.is_some() {
+    if a.mode != ReplayModeArg::Rate && a.replay_iops.is_some() {
         bail!(
-            "--rate-iops is for --mode rate (an open loop at a fixed rate): add --mode rate, or leave out --rate-iops"
+            "--replay-iops is for --mode rate (an open loop at a fixed rate): add --mode rate, or leave out --replay-iops"
         );
     }
     Ok(match (a.mode, a.speed, a.depth) {
@@ -34,14 +34,14 @@ fn mode(a: &ReplayArgs) -> Result<ReplayMode> {
             )
         }
         (ReplayModeArg::Rate, Some(_), _) | (ReplayModeArg::Rate, _, Some(_)) => bail!(
-            "--mode rate issues at --rate-iops whatever the timestamps and the completions: leave out --speed and --depth"
+            "--mode rate issues at --replay-iops whatever the timestamps and the completions: leave out --speed and --depth"
         ),
         (ReplayModeArg::Rate, None, None) => {
-            let Some(iops) = a.rate_iops else {
-                bail!("--mode rate needs --rate-iops N (requests per second of simulated time)");
+            let Some(iops) = a.replay_iops else {
+                bail!("--mode rate needs --replay-iops N (requests per second of simulated time)");
             };
             if !(iops.is_finite() && iops > 0.0) {
-                bail!("--rate-iops must be a positive number of requests per second (got {iops})");
+                bail!("--replay-iops must be a positive number of requests per second (got {iops})");
             }
             ReplayMode::Rate { iops }
         }
