@@ -3,8 +3,14 @@
 //! Every client connects, runs a random number of pipelined requests of mixed sizes (4 KiB to
 //! 256 KiB writes and reads, write-zeroes, trims, flushes), then disconnects cleanly or drops
 //! the connection with requests in flight, and connects again. Each checks what it reads
-//! against what it wrote (blocks a dropped connection left requests in flight on are left alone
-//! for 5 s, as the server may still carry those out after the next connection's writes). The server's resident set is sampled every second; the test fails on
+//! against what it wrote. A dropped connection ends one of two ways, half and half: the client
+//! shuts its sending side and reads every reply until the server closes (the server has then
+//! carried out every request, so nothing of that connection can land later), or it closes the
+//! socket outright. NBD orders nothing across connections, so a request of an outright-closed
+//! connection may still be carried out after the next connection's writes: its blocks are left
+//! alone for 5 s, and a read that later returns what such a request wrote counts as a late
+//! landing (`late`, with the longest delay seen), not an error; any other stale read is an
+//! error. The server's resident set is sampled every second; the test fails on
 //! any error reply, any read of data the client did not write, any connection the server
 //! dropped, a server that does not stop cleanly, or a resident set that grows in the second half
 //! of a run of a minute or more (end more than 10% + 32 MiB above the middle).
@@ -55,6 +61,13 @@ struct Counts {
     flushes: AtomicU64,
     bytes: AtomicU64,
     errors: AtomicU64,
+    /// Sessions that shut their sending side with requests in flight and read every reply.
+    half_closed: AtomicU64,
+    /// Reads that returned what a request of an outright-closed connection wrote, after a
+    /// later write of the same block (a late landing, which NBD allows).
+    late: AtomicU64,
+    /// The longest time from an outright close to a read that saw its late landing, ms.
+    late_ms: AtomicU64,
     messages: Mutex<Vec<String>>,
 }
 
@@ -74,10 +87,14 @@ enum Pending {
     Other { first: u64, blocks: u64 },
 }
 
-/// How long the blocks of requests a dropped connection left in flight are left alone (the
-/// server finishes them within milliseconds with `--timing none`; a request carried out later
-/// than this shows up as a stale read).
+/// How long the blocks of requests an outright-closed connection left in flight are left alone
+/// (the server finishes them within milliseconds with `--timing none` on an idle machine; one
+/// carried out later than this shows up as a late landing).
 const QUARANTINE: Duration = Duration::from_secs(5);
+
+/// What a block may also read as because a request of an outright-closed connection wrote it:
+/// the version (`None`: zeroes, a write-zeroes or trim) and when the connection was closed.
+type Late = Vec<(Option<u64>, Instant)>;
 
 /// One client: sessions until `deadline`, in blocks `base..base + blocks` of the export.
 fn client(addr: ListenAddr, id: u64, base: u64, blocks: u64, deadline: Instant, seed: u64, counts: &Counts) {
@@ -88,6 +105,7 @@ fn client(addr: ListenAddr, id: u64, base: u64, blocks: u64, deadline: Instant, 
     // next connection has written the same blocks (NBD orders nothing across connections), so
     // their blocks are left alone for a while.
     let mut quarantine: Vec<Option<Instant>> = vec![None; blocks as usize];
+    let mut late: Vec<Late> = vec![Vec::new(); blocks as usize];
     let mut version = 0u64;
     while Instant::now() < deadline {
         let mut c = RawClient::open(&addr, "", rng.random_bool(0.5));
@@ -102,7 +120,7 @@ fn client(addr: ListenAddr, id: u64, base: u64, blocks: u64, deadline: Instant, 
                 break;
             }
             while alive && pending.len() >= depth {
-                alive = reap(&mut c, id, base, &mut pending, &mut expect, &mut busy, counts);
+                alive = reap(&mut c, id, base, &mut pending, &mut expect, &mut busy, &late, counts);
             }
             if !alive {
                 break;
@@ -151,21 +169,43 @@ fn client(addr: ListenAddr, id: u64, base: u64, blocks: u64, deadline: Instant, 
             busy[*first as usize..(*first + *blocks) as usize].fill(true);
             pending.insert(cookie, p);
         }
-        if abrupt && alive {
+        if abrupt && alive && rng.random_bool(0.5) {
+            // Gone with its requests in flight, but reading their replies: the server answers
+            // every one before it closes, so once it has, none can land later.
             counts.abrupt.fetch_add(1, Relaxed);
-            let until = Instant::now() + QUARANTINE;
+            counts.half_closed.fetch_add(1, Relaxed);
+            if let Err(e) = c.stream.shutdown(std::net::Shutdown::Write) {
+                counts.error(format!("client {id}: shutting the sending side: {e}"));
+            }
+            while alive && !pending.is_empty() {
+                alive = reap(&mut c, id, base, &mut pending, &mut expect, &mut busy, &late, counts);
+            }
+            let mut rest = Vec::new();
+            if alive && (c.stream.read_to_end(&mut rest).is_err() || !rest.is_empty()) {
+                counts.error(format!(
+                    "client {id}: {} bytes after the last reply of a half-closed connection",
+                    rest.len()
+                ));
+            }
+        } else if abrupt && alive {
+            counts.abrupt.fetch_add(1, Relaxed);
+            let now = Instant::now();
             for p in pending.values() {
-                if let Pending::Write { first, blocks, .. } | Pending::Other { first, blocks } = p {
-                    for b in *first..*first + *blocks {
-                        expect[b as usize] = Expect::Unknown;
-                        quarantine[b as usize] = Some(until);
-                    }
+                let (first, n, landing) = match p {
+                    Pending::Write { first, blocks, expect: Expect::Exact(v) } => (*first, *blocks, *v),
+                    Pending::Other { first, blocks } => (*first, *blocks, None),
+                    _ => continue,
+                };
+                for b in first..first + n {
+                    expect[b as usize] = Expect::Unknown;
+                    quarantine[b as usize] = Some(now + QUARANTINE);
+                    late[b as usize].push((landing, now));
                 }
             }
             drop(c); // gone with its requests in flight
         } else {
             while alive && !pending.is_empty() {
-                alive = reap(&mut c, id, base, &mut pending, &mut expect, &mut busy, counts);
+                alive = reap(&mut c, id, base, &mut pending, &mut expect, &mut busy, &late, counts);
             }
             if alive {
                 c.send(Command::Disc, CmdFlags::EMPTY, 0, 0, &[]);
@@ -199,6 +239,7 @@ fn reap(
     pending: &mut HashMap<u64, Pending>,
     expect: &mut [Expect],
     busy: &mut [bool],
+    late: &[Late],
     counts: &Counts,
 ) -> bool {
     let reply = match c.recv() {
@@ -235,7 +276,21 @@ fn reap(
                             *blk == base + b && v == Some(*ver)
                         }
                     };
-                    if !ok {
+                    // What a request of an outright-closed connection wrote, landing late.
+                    let landed = if ok {
+                        None
+                    } else {
+                        let version = match &got {
+                            Ok(None) => Some(None),
+                            Ok(Some((blk, ver))) if *blk == base + b => Some(Some(*ver)),
+                            _ => None,
+                        };
+                        version.and_then(|v| late[b as usize].iter().filter(|l| l.0 == v).map(|l| l.1).min())
+                    };
+                    if let Some(closed) = landed {
+                        counts.late.fetch_add(1, Relaxed);
+                        counts.late_ms.fetch_max(closed.elapsed().as_millis() as u64, Relaxed);
+                    } else if !ok {
                         counts.error(format!(
                             "client {id}: block {} read {got:?}, expected {:?}",
                             base + b,
@@ -341,8 +396,9 @@ fn many_clients_with_mixed_requests_and_disconnects_keep_data_and_memory_flat() 
     let c = &counts;
     let sessions = c.sessions.load(Relaxed);
     let figures = format!(
-        "soak: {clients} clients, {elapsed:.1} s, {sessions} sessions ({} dropped with requests in flight), {} requests ({} reads, {} writes, {} write-zeroes, {} trims, {} flushes), {:.1} GiB moved, {} errors; RSS start {} MiB, middle {} MiB, end {} MiB, max {} MiB",
+        "soak: {clients} clients, {elapsed:.1} s, {sessions} sessions ({} dropped with requests in flight, {} of them half-closed), {} requests ({} reads, {} writes, {} write-zeroes, {} trims, {} flushes), {:.1} GiB moved, {} errors, {} late landings (longest {} ms after the close); RSS start {} MiB, middle {} MiB, end {} MiB, max {} MiB",
         c.abrupt.load(Relaxed),
+        c.half_closed.load(Relaxed),
         c.requests.load(Relaxed),
         c.reads.load(Relaxed),
         c.writes.load(Relaxed),
@@ -351,6 +407,8 @@ fn many_clients_with_mixed_requests_and_disconnects_keep_data_and_memory_flat() 
         c.flushes.load(Relaxed),
         c.bytes.load(Relaxed) as f64 / (1u64 << 30) as f64,
         c.errors.load(Relaxed),
+        c.late.load(Relaxed),
+        c.late_ms.load(Relaxed),
         start_rss >> 10,
         middle_rss >> 10,
         end_rss >> 10,
