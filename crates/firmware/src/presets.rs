@@ -58,4 +58,28 @@ mod tests {
             assert_eq!(same, cfg, "{name}");
         }
     }
+
+    /// The PipeSSD paper gives its platform DRAM "a thousandth of the capacity"; both
+    /// `pipessd-paper` presets keep that (rounded down to a MiB), split between the data cache
+    /// and the mapping cache with room left for pending mapping updates.
+    #[test]
+    fn pipessd_paper_presets_keep_dram_a_thousandth_of_capacity() {
+        use crate::ftl::config::MappingConfig;
+        for (name, channels) in [("pipessd-paper", 4), ("pipessd-paper-8ch", 8)] {
+            let cfg = super::get(name).unwrap().unwrap();
+            assert_eq!(cfg.geometry.channels, channels, "{name}");
+            assert_eq!(cfg.geometry.ways, 1, "{name}: one chip per channel");
+            let raw = cfg.geometry.capacity().0;
+            let dram = cfg.controller.dram.0;
+            let thousandth = raw / 1000 >> 20 << 20;
+            assert_eq!(dram, thousandth, "{name}: DRAM {dram} for {raw} bytes of flash");
+            let MappingConfig::Dftl { cmt, .. } = &cfg.ftl.mapping else { panic!("{name}: DFTL") };
+            let (cache, cmt) = (cfg.ftl.cache.capacity.0, cmt.0);
+            assert!(
+                cache + cmt < dram,
+                "{name}: cache {cache} + CMT {cmt} leave no DRAM for pending updates"
+            );
+            assert!(cache >= 3 * cmt, "{name}: the `pipessd` preset's 3:1 split or more");
+        }
+    }
 }
