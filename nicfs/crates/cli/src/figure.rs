@@ -7,8 +7,8 @@ use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args, Subcommand};
 use nicfs_timed::TimedConfig;
 use nicfs_timed::figures::{
-    FrontEndMap, MAP_SPEED_SWITCH_NS, Row, Scale, backend, front_end_map, paper, render, render_throughput,
-    throughput, throughput_rows,
+    FrontEndMap, MAP_PIPELINE_SPEED, MAP_SPEED_SWITCH_NS, PipelineMap, Row, Scale, backend, front_end_map,
+    paper, pipeline_map, render, render_throughput, throughput, throughput_rows,
 };
 
 /// Arguments of `nicfs figure`.
@@ -77,9 +77,13 @@ pub fn run(a: FigureArgs) -> Result<()> {
         Which::Map { out } => {
             let map = front_end_map(&cfg, &scale, a.seed).map_err(e)?;
             print!("{}", map.render());
+            let pipe = pipeline_map(&cfg, &scale, a.seed).map_err(e)?;
+            print!("\n{}", pipe.render());
             if let Some(dir) = out {
                 std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-                for (name, chart) in map_charts(&map) {
+                let mut charts = map_charts(&map);
+                charts.push(("pipeline-by-patch.png", pipeline_chart(&pipe)));
+                for (name, chart) in charts {
                     let path = dir.join(name);
                     plot::write_chart(&chart, &path)
                         .with_context(|| format!("drawing {}", path.display()))?;
@@ -159,4 +163,37 @@ fn map_charts(m: &FrontEndMap) -> Vec<(&'static str, plot::Chart)> {
         log_y: false,
     };
     vec![("front-ends-by-switch.png", by_switch), ("front-ends-by-speed.png", by_speed)]
+}
+
+/// The pipeline map's chart: without the pipeline over with, by Patch's cost per record, a
+/// line per NIC speed, with the published bound as a flat line.
+fn pipeline_chart(m: &PipelineMap) -> plot::Chart {
+    let point = |x: f64, y: f64| plot::Point { x, mean: y, lo: y, hi: y };
+    let patches: Vec<f64> = m.by_patch.iter().map(|(p, _)| *p as f64).collect();
+    let (lo, hi) =
+        (patches.iter().copied().fold(f64::INFINITY, f64::min), patches.iter().copied().fold(0.0, f64::max));
+    let mut series: Vec<plot::Series> = MAP_PIPELINE_SPEED
+        .iter()
+        .enumerate()
+        .map(|(k, speed)| plot::Series {
+            name: format!("NIC speed {speed:.1}"),
+            points: m.by_patch.iter().map(|(p, r)| point(*p as f64, r[k])).collect(),
+        })
+        .collect();
+    series.push(plot::Series {
+        name: "published: <= 0.5".into(),
+        points: vec![point(lo, 0.5), point(hi, 0.5)],
+    });
+    plot::Chart {
+        title: "NICFS figure 5: back-end drain without the pipeline over with".into(),
+        subtitle: format!(
+            "4 KiB appends; the other three stages {} cycles per record; published: at most half",
+            m.others
+        ),
+        x_desc: "Patch cycles per record (cpu.patch_record; calibrated 1650, the paper states none)".into(),
+        y_desc: "without / with the pipeline".into(),
+        categories: None,
+        series,
+        log_y: false,
+    }
 }

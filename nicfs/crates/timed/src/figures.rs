@@ -301,18 +301,93 @@ pub fn backend(cfg: &TimedConfig, s: &Scale, seed: u64) -> Result<Vec<Row>, Stri
         published: "well below 1 (\"throughput slumps\")".into(),
         same_direction: r < 0.9,
     });
-    let (_, piped) = drain(cfg, s, 1, Pattern::Seq, s.drain_bytes, |_| {}, seed)?;
-    let (_, serial) = drain(cfg, s, 1, Pattern::Seq, s.drain_bytes, |st| st.pipeline = false, seed)?;
-    let r = serial.mbps() / piped.mbps();
+    let (piped, serial) = pipeline_drain(cfg, s, seed)?;
+    let r = serial / piped;
     rows.push(Row {
         figure: "5 pipeline",
         measure: "4 KiB appends, back-end drain: without pipeline / with".into(),
-        values: format!("with {:.0} MB/s, without {:.0} MB/s", piped.mbps(), serial.mbps()),
+        values: format!("with {piped:.0} MB/s, without {serial:.0} MB/s"),
         ratio: r,
         published: "<= 0.5".into(),
         same_direction: r <= 0.75,
     });
     Ok(rows)
+}
+
+/// The fewest bytes figure 5 drains: a pipeline overlaps batches (256 records each), so a
+/// drain of one or two batches (the small scale's 1 MiB) cannot show what it gains.
+const PIPELINE_DRAIN_BYTES: u64 = 8 << 20;
+
+/// Figure 5's drain of 4 KiB appends with and without the pipeline, MB/s.
+fn pipeline_drain(cfg: &TimedConfig, s: &Scale, seed: u64) -> Result<(f64, f64), String> {
+    let s = &Scale { drain_bytes: s.drain_bytes.max(PIPELINE_DRAIN_BYTES), ..*s };
+    let (_, piped) = drain(cfg, s, 1, Pattern::Seq, s.drain_bytes, |_| {}, seed)?;
+    let (_, serial) = drain(cfg, s, 1, Pattern::Seq, s.drain_bytes, |st| st.pipeline = false, seed)?;
+    Ok((piped.mbps(), serial.mbps()))
+}
+
+/// Where figure 5's published shape holds (without the pipeline the back end drains at most
+/// half as fast), from [`pipeline_map`]: without over with, by Patch's cost per record and the
+/// NIC core's speed, neither stated by the paper.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PipelineMap {
+    /// The other three stages' cycles per record (fetch + locate + merge).
+    pub others: u64,
+    /// Per `cpu.patch_record` ([`MAP_PATCH_RECORD`]): without / with the pipeline at each NIC
+    /// speed of [`MAP_PIPELINE_SPEED`].
+    pub by_patch: Vec<(u64, Vec<f64>)>,
+}
+
+/// The Patch costs per record (cycles) the pipeline map runs: the calibrated default (1,650)
+/// down to below the other stages' each.
+pub const MAP_PATCH_RECORD: [u64; 5] = [1650, 800, 400, 200, 100];
+/// The NIC core speeds (NIC cycles per host cycle) the pipeline map runs: up to slower than
+/// the front-end map's, where the stages' work rather than DMA sets the pace.
+pub const MAP_PIPELINE_SPEED: [f64; 4] = [1.0, 2.0, 4.0, 8.0];
+
+/// Maps figure 5 (the pipeline's gain) against Patch's cost per record and the NIC core's
+/// speed; `cfg` gives everything else.
+pub fn pipeline_map(cfg: &TimedConfig, s: &Scale, seed: u64) -> Result<PipelineMap, String> {
+    let mut by_patch = Vec::new();
+    for patch in MAP_PATCH_RECORD {
+        let mut ratios = Vec::new();
+        for speed in MAP_PIPELINE_SPEED {
+            let mut c = cfg.clone();
+            c.cpu.patch_record = patch;
+            c.nic.cycles_per_host_cycle = speed;
+            let (piped, serial) = pipeline_drain(&c, s, seed)?;
+            ratios.push(serial / piped);
+        }
+        by_patch.push((patch, ratios));
+    }
+    let cpu = &cfg.cpu;
+    Ok(PipelineMap { others: cpu.fetch_record + cpu.locate_record + cpu.merge_record, by_patch })
+}
+
+impl PipelineMap {
+    /// The map as a Markdown table.
+    pub fn render(&self) -> String {
+        use std::fmt::Write as _;
+        let mut out = format!(
+            "Back-end drain of 4 KiB appends, without the pipeline over with (published: <= 0.5), by \
+             Patch's cycles per record (the other three stages: {} together) and NIC speed.\n\n\
+             | `cpu.patch_record` |",
+            self.others
+        );
+        for speed in MAP_PIPELINE_SPEED {
+            let _ = write!(out, " speed {speed:.1} |");
+        }
+        out.push_str("\n|---|");
+        out.push_str(&"---|".repeat(MAP_PIPELINE_SPEED.len()));
+        for (patch, ratios) in &self.by_patch {
+            let _ = write!(out, "\n| {patch} |");
+            for r in ratios {
+                let _ = write!(out, " {r:.2} |");
+            }
+        }
+        out.push('\n');
+        out
+    }
 }
 
 /// Where figure 3's two published shapes hold (two front ends x2; four below two), from

@@ -140,3 +140,31 @@ fn the_front_end_map_covers_its_axes_and_a_dearer_switch_costs_four_front_ends()
         assert!(lines.iter().any(|l| l.starts_with(&format!("| {speed:.1} |"))), "no row for {speed}: {map}");
     }
 }
+
+/// Figure 5's map: a pipeline gains what overlapping its stages can, so the cheaper Patch is
+/// beside the other three stages the more it gains, and a slower NIC (stage work, not DMA,
+/// the limit) gains more at balanced costs; somewhere in the map the published bound (without
+/// the pipeline at most half as fast) holds, and at the calibrated cost it does not.
+#[test]
+fn the_pipeline_map_gains_more_as_patch_gets_cheaper_and_reaches_the_published_bound() {
+    let cfg = TimedConfig::default();
+    let s = Scale::small();
+    let map = nicfs_timed::figures::pipeline_map(&cfg, &s, 1).unwrap();
+    assert_eq!(map, nicfs_timed::figures::pipeline_map(&cfg, &s, 1).unwrap(), "deterministic");
+    assert_eq!(map.by_patch.len(), nicfs_timed::figures::MAP_PATCH_RECORD.len());
+    let speeds = nicfs_timed::figures::MAP_PIPELINE_SPEED;
+    for (k, speed) in speeds.iter().enumerate() {
+        let first = map.by_patch.first().unwrap().1[k];
+        let last = map.by_patch.last().unwrap().1[k];
+        assert!(
+            last < first - 0.1,
+            "speed {}: without/with {first:.2} at the dearest Patch, {last:.2} at the cheapest",
+            speed
+        );
+        assert!(first > 0.5, "speed {}: the calibrated Patch already reaches the bound ({first:.2})", speed);
+    }
+    let best = map.by_patch.iter().flat_map(|(_, r)| r.iter().copied()).fold(f64::INFINITY, f64::min);
+    assert!(best <= 0.5, "nowhere at or below 0.5: {}", map.render());
+    let table = map.render();
+    assert!(table.contains("| 1650 |") && table.contains("speed 8.0"), "{table}");
+}
