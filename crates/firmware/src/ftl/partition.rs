@@ -11,6 +11,10 @@
 //! In a partitioned cache a flow's lines are evicted, and its dirty lines written back, only to
 //! make room in its own partition; a hit on a line another flow cached is still a hit (the data
 //! is in DRAM), and the line stays in its owner's partition.
+//!
+//! The CMT is split the same way (MQSim's `CMT_Sharing_Mode`, `ftl.mapping.partition`; see
+//! `map::Cmt`), its partitions in segments; a lookup's flow is the flow tag of its queue
+//! ([`Ftl::attribute_flows`]), the tag the FIL counts flash work by ([`Ftl::partition_cmt`]).
 
 use serde::{Deserialize, Serialize};
 use sim::ByteSize;
@@ -20,13 +24,15 @@ use crate::ftl::cache::PartCounts;
 use crate::ftl::config::MappingConfig;
 use crate::ftl::state::{Ftl, FtlInner};
 
-/// How the data cache is split between flows (`ftl.cache.partition`).
+/// How the data cache (`ftl.cache.partition`) or the CMT (`ftl.mapping.partition`) is split
+/// between flows.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum Partition {
     /// `"shared"` or `"equal"`.
     Mode(PartitionMode),
-    /// A fraction of the lines per flow, in the order of the flows (the jobs), summing to 1.
+    /// A fraction of the lines (segments) per flow, in the order of the flows (the jobs),
+    /// summing to 1.
     Shares(Vec<f64>),
 }
 

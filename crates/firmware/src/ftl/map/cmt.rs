@@ -133,7 +133,7 @@ impl Cmt {
         self.parts = capacities.iter().map(|&c| Part::new(c)).collect();
         self.parts[0].loading = was_loading;
         self.loading_part.clear();
-        self.node_part = vec![0; self.nodes.len()];
+        self.node_part = if capacities.len() > 1 { vec![0; self.nodes.len()] } else { Vec::new() };
         if self.parts.len() > 1 {
             self.loading_part.extend(loading.into_iter().map(|s| (s, 0)));
         }
