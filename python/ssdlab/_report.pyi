@@ -53,6 +53,7 @@ class FlowReport(Section):
     alone_latency_mean_ns: float | None
     slowdown: float | None
     cache: FlowCache | None
+    cmt: FlowCmt | None
     flash: FlowFlash | None
 
 class FlowFlash(Section):
@@ -74,6 +75,14 @@ class FlowCache(Section):
     read_hits: int
     read_misses: int
     read_hit_ratio: float | None
+
+class FlowCmt(Section):
+    """A flow's lookups of the CMT and its CMT partition (docs/report-schema.md, `flows[].cmt`)."""
+
+    segments: int | None
+    hits: int
+    misses: int
+    hit_ratio: float | None
 
 class VolumeLayout(Section):
     """Where one volume of a replayed trace went (docs/report-schema.md, `replay.layout`)."""

@@ -116,8 +116,8 @@ def test_report_stubs_name_real_fields(device: Path):
         if kind in classes and kind != "Section":
             assert set(fields(kind)) == set(report[field]), field
     assert set(fields("OpReport")) == set(report["ops"]["read"])
-    # A flow's `cache` is there only when ftl.cache.partition splits the cache, its `flash` only
-    # with two or more flows (docs/report-schema.md).
-    assert set(fields("FlowReport")) - {"cache", "flash"} == set(report["flows"][0])
+    # A flow's `cache` is there only when ftl.cache.partition splits the cache, its `cmt` and
+    # `flash` only with two or more flows (docs/report-schema.md).
+    assert set(fields("FlowReport")) - {"cache", "cmt", "flash"} == set(report["flows"][0])
     assert set(fields("Latency")) == set(report["ops"]["read"]["latency_ns"])
     assert set(fields("HitRatio")) == set(report["cache"]["data"])

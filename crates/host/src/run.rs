@@ -35,6 +35,18 @@ pub struct OpMetrics {
     pub errors: u64,
 }
 
+/// One flow's CMT lookups, counted over the whole run (ageing aside: the flows are bound
+/// after it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FlowCmt {
+    /// Segments its partition holds (`None`: the CMT is shared).
+    pub segments: Option<u32>,
+    /// Lookups that found their segment cached (by whichever flow loaded it).
+    pub hits: u64,
+    /// Lookups that loaded their segment.
+    pub misses: u64,
+}
+
 /// What one flow measured: a job (all its clones), a trace replay, or a volume of one (or the
 /// volumes grouped as `others`).
 #[derive(Clone, Debug, Default)]
@@ -51,6 +63,8 @@ pub struct FlowMetrics {
     /// Its data-cache partition's lines and reads (only when `ftl.cache.partition` splits the
     /// cache between flows).
     pub cache: Option<firmware::ftl::PartCounts>,
+    /// Its CMT lookups (with more than one flow, under DFTL) and its CMT partition.
+    pub cmt: Option<FlowCmt>,
 }
 
 impl FlowMetrics {
@@ -237,15 +251,38 @@ pub enum RunError {
     /// The data cache cannot be split between the flows as `ftl.cache.partition` says.
     #[error("ftl.cache.partition: {0}")]
     Partition(String),
+    /// The CMT cannot be split between the flows as `ftl.mapping.partition` says.
+    #[error("ftl.mapping.partition: {0}")]
+    CmtPartition(String),
+}
+
+impl RunError {
+    /// The error of a partitioned data cache or, if only the CMT is partitioned, of the CMT
+    /// (`why` is told what is partitioned: "cache" or "CMT").
+    pub(crate) fn partitioned(dev: &dyn System, why: impl Fn(&str) -> String) -> RunError {
+        match dev.config().ftl.cache.partition.is_shared() {
+            false => RunError::Partition(why("cache")),
+            true => RunError::CmtPartition(why("CMT")),
+        }
+    }
+}
+
+/// Whether the data cache or the CMT is split between flows (each knows a flow by its queues).
+pub(crate) fn partitioned(dev: &dyn System) -> bool {
+    let ftl = &dev.config().ftl;
+    !ftl.cache.partition.is_shared() || !ftl.mapping.cmt_shared()
 }
 
 /// Checks that `flows` flows can split the device's data cache as `ftl.cache.partition` says
-/// (nothing to check for a shared cache).
+/// and its CMT as `ftl.mapping.partition` says (nothing to check for shared ones).
 pub(crate) fn check_partition(dev: &dyn System, flows: u32) -> Result<(), RunError> {
-    if dev.config().ftl.cache.partition.is_shared() {
-        return Ok(());
+    if !dev.config().ftl.cache.partition.is_shared() {
+        dev.front().check_flows(flows).map_err(RunError::Partition)?;
     }
-    dev.front().check_flows(flows).map_err(RunError::Partition)
+    if !dev.config().ftl.mapping.cmt_shared() {
+        dev.front().check_cmt_flows(flows).map_err(RunError::CmtPartition)?;
+    }
+    Ok(())
 }
 
 /// Checks that `jobs` can run on `dev`, as [`run_jobs_with`] does before it starts them, without
@@ -307,20 +344,22 @@ fn queue_plan(dev: &dyn System, jobs: &[JobSpec], queues: u32) -> Result<Vec<Que
     let clones: Vec<usize> =
         jobs.iter().enumerate().flat_map(|(j, s)| std::iter::repeat_n(j, s.numjobs as usize)).collect();
     let mut kinds: Vec<Option<(usize, QueueKind)>> = vec![None; queues as usize];
-    let partitioned = !dev.config().ftl.cache.partition.is_shared();
+    let partitioned = partitioned(dev);
     for (i, &job) in clones.iter().enumerate() {
         let q = i % queues as usize;
         let want = &job_kinds[job];
         match &kinds[q] {
             Some((other, _)) if partitioned && *other != job => {
-                return Err(RunError::Partition(format!(
-                    "jobs {} and {} share queue {} (the device has {} I/O queues for {} clones), but a partitioned cache knows a flow by its queues; raise host.queues or lower numjobs",
-                    jobs[*other].name,
-                    jobs[job].name,
-                    q + 1,
-                    dev.queues(),
-                    clones.len()
-                )));
+                return Err(RunError::partitioned(dev, |what| {
+                    format!(
+                        "jobs {} and {} share queue {} (the device has {} I/O queues for {} clones), but a partitioned {what} knows a flow by its queues; raise host.queues or lower numjobs",
+                        jobs[*other].name,
+                        jobs[job].name,
+                        q + 1,
+                        dev.queues(),
+                        clones.len()
+                    )
+                }));
             }
             None => kinds[q] = Some((job, want.clone())),
             Some((other, k)) if k != want => {

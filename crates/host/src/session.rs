@@ -11,7 +11,7 @@ use sim::trace::TraceWindow;
 use sim::{CoreId, Cx, Deadlock, SimDuration, SimTime, Stop};
 
 use crate::interface::Port;
-use crate::run::{HostResults, Progress, RequestRecord, RequestSink, RunError, RunOptions};
+use crate::run::{FlowCmt, HostResults, Progress, RequestRecord, RequestSink, RunError, RunOptions};
 use crate::series::Series;
 use crate::workload::IoOp;
 
@@ -133,8 +133,9 @@ impl Session {
     }
 
     /// Tells the device which flow each queue serves (`queue_flows[q - 1]`, out of `flows`),
-    /// so that it counts flash work per flow (more than one flow) and splits its data cache
-    /// between them if `ftl.cache.partition` asks; a shared cache (the default) is left alone.
+    /// so that it counts flash work and CMT lookups per flow (more than one flow), and splits
+    /// its CMT between them if `ftl.mapping.partition` asks and its data cache if
+    /// `ftl.cache.partition` asks; shared ones (the default) are left alone.
     pub fn bind_flows(
         &self,
         dev: &dyn System,
@@ -143,6 +144,9 @@ impl Session {
     ) -> Result<(), RunError> {
         if flows > 1 {
             self.front.attribute_flows(queue_flows, flows);
+        }
+        if !dev.config().ftl.mapping.cmt_shared() {
+            self.front.partition_cmt(flows).map_err(RunError::CmtPartition)?;
         }
         if dev.config().ftl.cache.partition.is_shared() {
             return Ok(());
@@ -295,6 +299,14 @@ impl Session {
         let mut results = self.results.borrow().clone();
         for (f, part) in results.flows.iter_mut().zip(self.front.cache_partitions()) {
             f.cache = Some(part);
+        }
+        let flows = results.flows.len() as u32;
+        if flows > 1 {
+            let segments = self.front.cmt_partitions();
+            let counts = self.front.cmt_flows(flows).unwrap_or_default();
+            for (k, (f, (hits, misses))) in results.flows.iter_mut().zip(counts).enumerate() {
+                f.cmt = Some(FlowCmt { segments: segments.get(k).copied(), hits, misses });
+            }
         }
         if let [flow] = results.flows.as_mut_slice() {
             flow.ops = results.ops.clone();

@@ -115,6 +115,12 @@ pub fn assemble(dev: &dyn System, host: &HostResults, info: &RunInfo) -> Report 
                     read_hit_ratio: (c.hits + c.misses > 0)
                         .then(|| c.hits as f64 / (c.hits + c.misses) as f64),
                 }),
+                cmt: f.cmt.map(|c| FlowCmt {
+                    segments: c.segments,
+                    hits: c.hits,
+                    misses: c.misses,
+                    hit_ratio: (c.hits + c.misses > 0).then(|| c.hits as f64 / (c.hits + c.misses) as f64),
+                }),
                 flash: several.then(|| FlowFlash::new(&totals.fil.flow(FlowTag::of_flow(i as u32)))),
             }
         })

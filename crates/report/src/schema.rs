@@ -260,6 +260,10 @@ pub struct FlowReport {
     /// splits the cache between flows (absent with a shared cache).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache: Option<FlowCache>,
+    /// Its lookups of the CMT (with more than one flow, under DFTL), and its CMT partition when
+    /// `ftl.mapping.partition` splits the CMT between flows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cmt: Option<FlowCmt>,
     /// The flash transactions it caused, counted over the whole run like `flash` (absent with
     /// one flow; docs/multi-tenant.md says what counts for whom).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -316,6 +320,21 @@ pub struct FlowCache {
     pub read_misses: u64,
     /// `read_hits` over both (`None` with no reads).
     pub read_hit_ratio: Option<f64>,
+}
+
+/// A flow's lookups of the CMT.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct FlowCmt {
+    /// Segments its partition holds at most (absent with a shared CMT).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub segments: Option<u32>,
+    /// Lookups of a mapping entry that found its segment cached (whichever flow loaded it),
+    /// counted over the whole run (ramp included, ageing not).
+    pub hits: u64,
+    /// Lookups that loaded their segment from a translation page.
+    pub misses: u64,
+    /// `hits` over both (`None` with no lookups).
+    pub hit_ratio: Option<f64>,
 }
 
 /// One direction's results.

@@ -391,6 +391,8 @@ fn flow_table(s: &mut String, r: &Report) {
     let us = |ns: f64| format!("{:.0}", ns / 1e3);
     // A partitioned data cache adds each flow's lines and read hit ratio (on its first row).
     let cached = r.flows.iter().any(|f| f.cache.is_some());
+    // A partitioned CMT adds each flow's segments and lookup hit ratio (on its first row).
+    let cmt_split = r.flows.iter().any(|f| f.cmt.as_ref().is_some_and(|c| c.segments.is_some()));
     // With several flows, the flash work each caused (on its first row).
     let flashed = r.flows.iter().any(|f| f.flash.is_some());
     let _ = write!(
@@ -402,6 +404,11 @@ fn flow_table(s: &mut String, r: &Report) {
         s,
         "{}",
         if cached { format!(" | cache: {:>8} {:>6}", "lines", "hit%") } else { String::new() }
+    );
+    let _ = write!(
+        s,
+        "{}",
+        if cmt_split { format!(" | CMT: {:>8} {:>6}", "segments", "hit%") } else { String::new() }
     );
     let _ = writeln!(
         s,
@@ -438,13 +445,20 @@ fn flow_table(s: &mut String, r: &Report) {
                 }
                 _ => String::new(),
             };
+            let cmt = match &f.cmt {
+                Some(c) if k == 0 && cmt_split => {
+                    let hit = c.hit_ratio.map_or("-".into(), |h| format!("{:.1}", h * 100.0));
+                    format!(" | {:>13} {hit:>6}", c.segments.map_or("-".into(), |n| n.to_string()))
+                }
+                _ => String::new(),
+            };
             let flash = match &f.flash {
                 Some(fl) if k == 0 => {
                     format!(" | {:>16} {:>9} {:>9} {:>7}", fl.reads, fl.programs, fl.gc_programs, fl.erases)
                 }
                 _ => String::new(),
             };
-            let _ = writeln!(s, "{cache}{flash}");
+            let _ = writeln!(s, "{cache}{cmt}{flash}");
         }
     }
     if let Some(fl) = &r.flows_unattributed {

@@ -28,6 +28,12 @@ pub enum MappingConfig {
         /// cache and the CMT leave, if that is less.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pending: Option<ByteSize>,
+        /// How the CMT is split between flows (MQSim's `CMT_Sharing_Mode`): `"shared"`,
+        /// `"equal"` or a share per flow (`[0.25, 0.75]`, summing to 1); a flow's lookups load
+        /// segments into its own partition and evict only its own. See `ftl::partition`.
+        /// Default: shared.
+        #[serde(default, skip_serializing_if = "crate::ftl::Partition::is_shared")]
+        partition: crate::ftl::Partition,
     },
     /// The entire page map in DRAM (no translation pages): the comparison point for DFTL.
     Full,
@@ -50,9 +56,24 @@ fn default_segment() -> u32 {
     64
 }
 
+impl MappingConfig {
+    /// Whether every flow shares the whole CMT (`mapping.partition`; the full map has no CMT).
+    pub fn cmt_shared(&self) -> bool {
+        match self {
+            MappingConfig::Dftl { partition, .. } => partition.is_shared(),
+            MappingConfig::Full => true,
+        }
+    }
+}
+
 impl Default for MappingConfig {
     fn default() -> Self {
-        MappingConfig::Dftl { cmt: default_cmt(), segment_entries: default_segment(), pending: None }
+        MappingConfig::Dftl {
+            cmt: default_cmt(),
+            segment_entries: default_segment(),
+            pending: None,
+            partition: Default::default(),
+        }
     }
 }
 
@@ -576,7 +597,10 @@ impl FtlConfig {
             },
         )?;
         let mut used = self.cache.capacity.bytes();
-        if let MappingConfig::Dftl { cmt, segment_entries, .. } = &self.mapping {
+        if let MappingConfig::Dftl { cmt, segment_entries, partition, .. } = &self.mapping {
+            if let Err(why) = partition.validate() {
+                return Err(ConfigError::new("mapping.partition", why));
+            }
             ensure(*segment_entries >= 1 && *segment_entries <= 4096, "mapping.segment_entries", || {
                 format!("must be between 1 and 4096 (got {segment_entries})")
             })?;

@@ -68,9 +68,10 @@ impl Ftl {
         self.inner.write(w, sectors_per_unit, sector_bytes, fua, ph).await
     }
 
-    /// Deallocates one mapping unit: it reads as zeroes afterwards.
-    pub async fn trim(&self, lpn: Lpn) {
-        self.inner.trim(lpn).await
+    /// Deallocates one mapping unit: it reads as zeroes afterwards. `sq` is the submission
+    /// queue the command came through (its flow's CMT partition looks the entry up).
+    pub async fn trim(&self, lpn: Lpn, sq: u16) {
+        self.inner.trim(lpn, sq).await
     }
 
     /// Writes every dirty cached unit to flash and waits until all are there.
@@ -199,7 +200,7 @@ impl FtlInner {
         let mut units: SmallVec<[Option<nand::UnitAddr>; 4]> = SmallVec::with_capacity(misses.len());
         let mut locked = SimDuration::ZERO;
         for &i in misses {
-            let (u, waited) = self.map_lookup(lpns[i]).await;
+            let (u, waited) = self.map_lookup(lpns[i], flow).await;
             locked += waited;
             if let Some(u) = u {
                 self.pin(self.geo.unit_page(u).0);
@@ -443,7 +444,7 @@ impl FtlInner {
         }
     }
 
-    async fn trim(&self, lpn: Lpn) {
+    async fn trim(&self, lpn: Lpn, sq: u16) {
         self.cx.compute(self.cfg.costs.trim).await;
         loop {
             let state = {
@@ -460,7 +461,7 @@ impl FtlInner {
                 Some(_) => self.waits.wait(WaitKey::Line(lpn)).await,
             }
         }
-        if let Some(old) = self.map_set(lpn, None).await {
+        if let Some(old) = self.map_set(lpn, None, self.queue_flow(sq)).await {
             self.invalidate(old);
         }
         self.stats.borrow_mut().host_units_trimmed += 1;

@@ -7,7 +7,7 @@ use sim::SimDuration;
 
 use crate::flow::{Point, Table};
 
-use crate::fil::{FlashRequest, PageWrite, TxnSource};
+use crate::fil::{FlashRequest, FlowTag, PageWrite, TxnSource};
 use crate::ftl::blocks::Stream;
 use crate::ftl::config::TRANSLATION_LPN_BASE;
 use crate::ftl::map::Remap;
@@ -15,25 +15,32 @@ use crate::ftl::state::FtlInner;
 use crate::ftl::waits::WaitKey;
 
 impl FtlInner {
-    /// Where `lpn` lives, with the mapping table's lock (if the architecture has one) held for
-    /// the lookup; also the time spent getting the lock.
-    pub async fn map_lookup(&self, lpn: Lpn) -> (Option<UnitAddr>, SimDuration) {
-        self.cmt_ensure(lpn, true).await;
+    /// Where `lpn` lives, looked up for `flow` (its CMT partition, if the CMT is split), with
+    /// the mapping table's lock (if the architecture has one) held for the lookup; also the
+    /// time spent getting the lock.
+    pub async fn map_lookup(&self, lpn: Lpn, flow: FlowTag) -> (Option<UnitAddr>, SimDuration) {
+        self.cmt_ensure(lpn, flow, true).await;
         let waited = self.lock(Table::Mapping, Point::Translate).await;
         let u = self.map.get(lpn);
         self.unlock(Table::Mapping);
         (u, waited)
     }
 
-    /// Points `lpn` at `new` and returns its previous location.
-    pub async fn map_set(&self, lpn: Lpn, new: Option<UnitAddr>) -> Option<UnitAddr> {
-        self.map_update(lpn, new, true).await
+    /// Points `lpn` at `new` for `flow` and returns its previous location.
+    pub async fn map_set(&self, lpn: Lpn, new: Option<UnitAddr>, flow: FlowTag) -> Option<UnitAddr> {
+        self.map_update(lpn, new, flow, true).await
     }
 
     /// [`map_set`](Self::map_set); `lookup` says whether finding the entry cached counts as a
     /// CMT hit (not after [`cmt_prefetch`](Self::cmt_prefetch) counted the miss).
-    pub async fn map_update(&self, lpn: Lpn, new: Option<UnitAddr>, lookup: bool) -> Option<UnitAddr> {
-        self.cmt_ensure(lpn, lookup).await;
+    pub async fn map_update(
+        &self,
+        lpn: Lpn,
+        new: Option<UnitAddr>,
+        flow: FlowTag,
+        lookup: bool,
+    ) -> Option<UnitAddr> {
+        self.cmt_ensure(lpn, flow, lookup).await;
         self.lock(Table::Mapping, Point::Translate).await;
         self.map.mark_dirty(lpn);
         let old = self.map.l2p.borrow_mut().set(lpn, new);
@@ -138,30 +145,30 @@ impl FtlInner {
         self.alloc.borrow().pages_left(Stream::Gc, plane) > 1 || self.blocks.borrow().free_count(plane) > 1
     }
 
-    /// Counts a lookup of `lpn`'s entry and, unless its segment is cached or on its way,
-    /// starts loading it in a task of its own (no-op for the full map): a write-back overlaps
-    /// its translation-page reads with its programs, then updates the entry without counting
-    /// the lookup again.
-    pub(crate) fn cmt_prefetch(&self, lpn: Lpn) {
+    /// Counts a lookup of `lpn`'s entry by `flow` and, unless its segment is cached or on its
+    /// way, starts loading it in a task of its own (no-op for the full map): a write-back
+    /// overlaps its translation-page reads with its programs, then updates the entry without
+    /// counting the lookup again.
+    pub(crate) fn cmt_prefetch(&self, lpn: Lpn, flow: FlowTag) {
         let Some(dftl) = &self.map.dftl else { return };
         let needed = {
             let mut d = dftl.borrow_mut();
             let seg = d.segment_of(lpn.0);
             let present = d.cmt.is_cached(seg) || d.cmt.is_loading(seg);
             if present {
-                d.cmt.hits += 1;
+                d.cmt.count(flow, true);
             }
             !present
         };
         if needed {
             let me = self.self_rc();
-            self.cx.spawn(self.core, "mapping prefetch", async move { me.cmt_ensure(lpn, true).await });
+            self.cx.spawn(self.core, "mapping prefetch", async move { me.cmt_ensure(lpn, flow, true).await });
         }
     }
 
-    /// Makes sure `lpn`'s mapping entry is in the CMT (no-op for the full map); `lookup`: count
-    /// the hit or miss.
-    async fn cmt_ensure(&self, lpn: Lpn, lookup: bool) {
+    /// Makes sure `lpn`'s mapping entry is in the CMT (no-op for the full map), loading it into
+    /// `flow`'s partition on a miss (making room there); `lookup`: count the hit or miss.
+    async fn cmt_ensure(&self, lpn: Lpn, flow: FlowTag, lookup: bool) {
         let Some(dftl) = &self.map.dftl else { return };
         let seg = dftl.borrow().segment_of(lpn.0);
         loop {
@@ -172,7 +179,9 @@ impl FtlInner {
             if cached {
                 let mut d = dftl.borrow_mut();
                 d.cmt.touch(seg);
-                d.cmt.hits += lookup as u64;
+                if lookup {
+                    d.cmt.count(flow, true);
+                }
                 return;
             }
             if loading {
@@ -181,13 +190,17 @@ impl FtlInner {
             }
             break;
         }
-        {
+        let part = {
             let mut d = dftl.borrow_mut();
-            d.cmt.misses += lookup as u64;
-            d.cmt.start_loading(seg);
-        }
+            if lookup {
+                d.cmt.count(flow, false);
+            }
+            let part = d.cmt.part_of(flow);
+            d.cmt.start_loading(seg, part);
+            part
+        };
         self.cx.compute(self.cfg.costs.cmt_miss).await;
-        self.cmt_make_room().await;
+        self.cmt_make_room(part).await;
         let t = dftl.borrow().tpage_of_segment(seg);
         self.tpage_read(t).await;
         let mut d = dftl.borrow_mut();
@@ -201,17 +214,18 @@ impl FtlInner {
         self.waits.notify(WaitKey::Segment(seg));
     }
 
-    /// Evicts least recently used segments until the CMT is within capacity, writing dirty
-    /// ones back with the rest of their translation page.
-    async fn cmt_make_room(&self) {
+    /// Evicts partition `part`'s least recently used segments until it is within its capacity
+    /// (the whole CMT when shared), writing dirty ones back with the rest of their translation
+    /// page.
+    async fn cmt_make_room(&self, part: usize) {
         let dftl = self.map.dftl.as_ref().expect("DFTL");
         loop {
             let victim = {
                 let d = dftl.borrow();
-                if !d.cmt.over_capacity() {
+                if !d.cmt.over_capacity(part) {
                     return;
                 }
-                d.cmt.lru()
+                d.cmt.lru(part)
             };
             let Some(seg) = victim else { return }; // everything is loading; capacity frees as loads finish
             let (dirty, t) = {

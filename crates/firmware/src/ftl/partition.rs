@@ -11,20 +11,28 @@
 //! In a partitioned cache a flow's lines are evicted, and its dirty lines written back, only to
 //! make room in its own partition; a hit on a line another flow cached is still a hit (the data
 //! is in DRAM), and the line stays in its owner's partition.
+//!
+//! The CMT is split the same way (MQSim's `CMT_Sharing_Mode`, `ftl.mapping.partition`; see
+//! `map::Cmt`), its partitions in segments; a lookup's flow is the flow tag of its queue
+//! ([`Ftl::attribute_flows`]), the tag the FIL counts flash work by ([`Ftl::partition_cmt`]).
 
 use serde::{Deserialize, Serialize};
+use sim::ByteSize;
 
 use crate::fil::FlowTag;
 use crate::ftl::cache::PartCounts;
+use crate::ftl::config::MappingConfig;
 use crate::ftl::state::{Ftl, FtlInner};
 
-/// How the data cache is split between flows (`ftl.cache.partition`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// How the data cache (`ftl.cache.partition`) or the CMT (`ftl.mapping.partition`) is split
+/// between flows.
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum Partition {
     /// `"shared"` or `"equal"`.
     Mode(PartitionMode),
-    /// A fraction of the lines per flow, in the order of the flows (the jobs), summing to 1.
+    /// A fraction of the lines (segments) per flow, in the order of the flows (the jobs),
+    /// summing to 1.
     Shares(Vec<f64>),
 }
 
@@ -36,6 +44,25 @@ pub enum PartitionMode {
     Shared,
     /// Each flow an equal share of the lines (MQSim's EQUAL_PARTITIONING).
     Equal,
+}
+
+impl<'de> Deserialize<'de> for Partition {
+    /// As serialized (a word or a list), with an error that says what is expected.
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Spelled {
+            Mode(PartitionMode),
+            Shares(Vec<f64>),
+        }
+        match Spelled::deserialize(d) {
+            Ok(Spelled::Mode(m)) => Ok(Partition::Mode(m)),
+            Ok(Spelled::Shares(s)) => Ok(Partition::Shares(s)),
+            Err(_) => Err(serde::de::Error::custom(
+                "a partition is \"shared\", \"equal\" or a share per flow such as [0.25, 0.75]",
+            )),
+        }
+    }
 }
 
 impl Default for Partition {
@@ -66,33 +93,82 @@ impl Partition {
         Ok(())
     }
 
-    /// Lines per partition for `flows` flows over `lines` lines; each must take at least
-    /// `min_lines` (a background write-back's worth), or a full partition could never start
-    /// one. Shared: one partition. Lines left by rounding go to the first partitions.
-    pub fn capacities(&self, lines: u32, flows: u32, min_lines: u32) -> Result<Vec<u32>, String> {
+    /// Lines (or segments) per partition for `flows` flows over `total`; each must take at
+    /// least `limits.min` (see [`Limits`]). Shared: one partition. What rounding leaves goes to
+    /// the first partitions.
+    pub fn capacities(&self, total: u32, flows: u32, limits: &Limits) -> Result<Vec<u32>, String> {
         let shares: Vec<f64> = match self {
-            Partition::Mode(PartitionMode::Shared) => return Ok(vec![lines]),
+            Partition::Mode(PartitionMode::Shared) => return Ok(vec![total]),
             Partition::Mode(PartitionMode::Equal) => vec![1.0 / flows as f64; flows as usize],
             Partition::Shares(s) if s.len() != flows as usize => {
                 return Err(format!("{} shares for {flows} flows: give one share per flow", s.len()));
             }
             Partition::Shares(s) => s.clone(),
         };
-        if flows > 256 {
-            return Err(format!("{flows} flows: a partitioned cache takes 256 at most"));
+        if flows > limits.max_flows {
+            return Err(format!(
+                "{flows} flows: a partitioned {} takes {} at most",
+                limits.what, limits.max_flows
+            ));
         }
-        let mut caps: Vec<u32> = shares.iter().map(|s| (s * lines as f64).floor() as u32).collect();
-        let left = lines.saturating_sub(caps.iter().sum());
+        let mut caps: Vec<u32> = shares.iter().map(|s| (s * total as f64).floor() as u32).collect();
+        let left = total.saturating_sub(caps.iter().sum());
         for c in caps.iter_mut().take(left as usize) {
             *c += 1;
         }
-        if let Some((f, c)) = caps.iter().enumerate().find(|(_, c)| **c < min_lines) {
+        if let Some((f, c)) = caps.iter().enumerate().find(|(_, c)| **c < limits.min) {
             return Err(format!(
-                "flow {}'s share is {c} lines, fewer than one write-back takes ({min_lines} lines: a page on every plane of a die); give it a larger share or the cache more capacity",
-                f + 1
+                "flow {}'s share is {c} {}, fewer than {}; give it a larger share or {}",
+                f + 1,
+                limits.unit,
+                limits.why,
+                limits.more
             ));
         }
         Ok(caps)
+    }
+}
+
+/// What [`Partition::capacities`] splits, for its checks and its messages.
+pub struct Limits {
+    /// The least a partition may take.
+    pub min: u32,
+    /// The most flows it can tell apart.
+    pub max_flows: u32,
+    /// What is split ("cache", "CMT").
+    pub what: &'static str,
+    /// What it is counted in ("lines", "segments").
+    pub unit: &'static str,
+    /// Why `min`: "one write-back takes (16 lines: ...)".
+    pub why: String,
+    /// How to give it more: "the cache more capacity".
+    pub more: &'static str,
+}
+
+impl Limits {
+    /// The data cache's: a background write-back's `lines` at least, 256 flows at most.
+    pub fn cache(lines: u32) -> Limits {
+        Limits {
+            min: lines,
+            max_flows: 256,
+            what: "cache",
+            unit: "lines",
+            why: format!("one write-back takes ({lines} lines: a page on every plane of a die)"),
+            more: "the cache more capacity",
+        }
+    }
+
+    /// The CMT's: a segment (`entries` mapping entries) at least, and as many flows as the
+    /// FIL's flow tags tell apart (the CMT knows a lookup's flow by its tag).
+    pub fn cmt(entries: u32) -> Limits {
+        Limits {
+            min: 1,
+            max_flows: FlowTag::FLOWS as u32,
+            what: "CMT",
+            unit: "segments",
+            why: format!("one segment ({entries} mapping entries, {} of DRAM)", ByteSize(8 * entries as u64)),
+            more: "the CMT more DRAM (ftl.mapping.cmt)",
+        }
     }
 }
 
@@ -140,10 +216,63 @@ impl Ftl {
         self.partition_lines(flows).map(drop)
     }
 
+    /// Checks that `flows` flows can split the CMT as `ftl.mapping.partition` says: one share
+    /// per flow, each at least a segment, no more flows than the flow tags tell apart.
+    pub fn check_cmt_partition(&self, flows: u32) -> Result<(), String> {
+        self.cmt_partition_segments(flows).map(drop)
+    }
+
+    /// Splits the CMT between `flows` flows as `ftl.mapping.partition` says (shared, or
+    /// without DFTL: nothing changes). The CMT knows a lookup's flow by its flow tag, which
+    /// [`attribute_flows`](Self::attribute_flows) binds to the queues (with one flow none is
+    /// bound, and its one partition takes every lookup); lookups with no flow (unbound queues,
+    /// zoned namespaces) use the first partition. Segments already cached are dealt out to the
+    /// partitions (see `Cmt::partition`). Errors as
+    /// [`check_cmt_partition`](Self::check_cmt_partition)'s.
+    pub fn partition_cmt(&self, flows: u32) -> Result<(), String> {
+        if self.inner.cfg.mapping.cmt_shared() {
+            return Ok(());
+        }
+        let caps = self.cmt_partition_segments(flows)?;
+        if let Some(dftl) = &self.inner.map.dftl {
+            dftl.borrow_mut().cmt.partition(&caps);
+        }
+        Ok(())
+    }
+
+    fn cmt_partition_segments(&self, flows: u32) -> Result<Vec<u32>, String> {
+        let i = &*self.inner;
+        let (MappingConfig::Dftl { partition, .. }, Some(dftl)) = (&i.cfg.mapping, &i.map.dftl) else {
+            return Ok(Vec::new());
+        };
+        let d = dftl.borrow();
+        partition.capacities(d.cmt.capacity(), flows.max(1), &Limits::cmt(d.segment_entries))
+    }
+
+    /// Each flow's CMT lookups, (hits, misses), in the order of the flows (flow `f` counted by
+    /// its flow tag: bound with more than one flow, see
+    /// [`attribute_flows`](Self::attribute_flows)); `None` without DFTL.
+    pub fn cmt_flows(&self, flows: u32) -> Option<Vec<(u64, u64)>> {
+        let dftl = self.inner.map.dftl.as_ref()?;
+        let d = dftl.borrow();
+        Some((0..flows).map(|f| d.cmt.flow_counts(FlowTag::of_flow(f))).collect())
+    }
+
+    /// Segments each CMT partition holds at most, in the order of the flows (empty when the
+    /// CMT is shared or there is none).
+    pub fn cmt_partitions(&self) -> Vec<u32> {
+        let Some(dftl) = self.inner.map.dftl.as_ref() else { return Vec::new() };
+        let d = dftl.borrow();
+        match d.cmt.parts() {
+            1 => Vec::new(),
+            n => (0..n).map(|p| d.cmt.part_capacity(p)).collect(),
+        }
+    }
+
     fn partition_lines(&self, flows: u32) -> Result<Vec<u32>, String> {
         let i = &*self.inner;
         let min = i.job_units() as u32;
-        i.cfg.cache.partition.capacities(i.cache.borrow().capacity(), flows.max(1), min)
+        i.cfg.cache.partition.capacities(i.cache.borrow().capacity(), flows.max(1), &Limits::cache(min))
     }
 
     /// Each cache partition's lines and reads, in the order of the flows (empty when the cache
@@ -176,14 +305,25 @@ mod tests {
     #[test]
     fn shares_become_lines_and_bad_shares_are_refused() {
         let shared = Partition::default();
-        assert_eq!(shared.capacities(100, 3, 8), Ok(vec![100]));
+        let l8 = Limits::cache(8);
+        assert_eq!(shared.capacities(100, 3, &l8), Ok(vec![100]));
         let equal = Partition::Mode(PartitionMode::Equal);
-        assert_eq!(equal.capacities(100, 3, 8), Ok(vec![34, 33, 33]));
+        assert_eq!(equal.capacities(100, 3, &l8), Ok(vec![34, 33, 33]));
         let s = Partition::Shares(vec![0.25, 0.75]);
         assert_eq!(s.validate(), Ok(()));
-        assert_eq!(s.capacities(100, 2, 8), Ok(vec![25, 75]));
-        assert_eq!(s.capacities(100, 3, 8).unwrap_err(), "2 shares for 3 flows: give one share per flow");
-        assert!(s.capacities(100, 2, 30).unwrap_err().starts_with("flow 1's share is 25 lines"));
+        assert_eq!(s.capacities(100, 2, &l8), Ok(vec![25, 75]));
+        assert_eq!(s.capacities(100, 3, &l8).unwrap_err(), "2 shares for 3 flows: give one share per flow");
+        assert!(
+            s.capacities(100, 2, &Limits::cache(30)).unwrap_err().starts_with("flow 1's share is 25 lines")
+        );
+        assert_eq!(
+            equal.capacities(3, 4, &Limits::cmt(64)).unwrap_err(),
+            "flow 4's share is 0 segments, fewer than one segment (64 mapping entries, 512B of DRAM); give it a larger share or the CMT more DRAM (ftl.mapping.cmt)"
+        );
+        assert_eq!(
+            equal.capacities(1000, 300, &Limits::cmt(64)).unwrap_err(),
+            "300 flows: a partitioned CMT takes 255 at most"
+        );
         assert_eq!(Partition::Shares(vec![0.5, 0.4]).validate().unwrap_err(), "the shares sum to 0.9, not 1");
         assert!(Partition::Shares(vec![1.5, -0.5]).validate().is_err());
         assert!(Partition::Shares(vec![]).validate().is_err());
@@ -199,6 +339,7 @@ mod tests {
         assert_eq!(t("p = \"equal\"").unwrap(), Partition::Mode(PartitionMode::Equal));
         assert_eq!(t("p = \"shared\"").unwrap(), Partition::default());
         assert_eq!(t("p = [0.5, 0.5]").unwrap(), Partition::Shares(vec![0.5, 0.5]));
-        assert!(t("p = \"halves\"").is_err());
+        let e = t("p = \"halves\"").unwrap_err().to_string();
+        assert!(e.contains("a partition is \"shared\", \"equal\" or a share per flow"), "{e}");
     }
 }

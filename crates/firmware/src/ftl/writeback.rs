@@ -145,8 +145,8 @@ impl FtlInner {
             let flow = page_flow(&flows[range.clone()]);
             programs.push((page, self.start_program((Stream::User, flow), page, write).await));
         }
-        for (lpn, _) in &units {
-            self.cmt_prefetch(*lpn);
+        for ((lpn, _), &flow) in units.iter().zip(&flows) {
+            self.cmt_prefetch(*lpn, flow);
         }
         let mut done = Vec::with_capacity(pages);
         for ((page, rx), (range, place)) in programs.into_iter().zip(&spans) {
@@ -159,13 +159,15 @@ impl FtlInner {
             }
             done.push((page, ok));
         }
-        for (&(page, ok), chunk) in done.iter().zip(chunks()) {
+        for (&(page, ok), (range, _)) in done.iter().zip(&spans) {
             if !ok {
                 continue;
             }
-            for (slot, (lpn, _)) in chunk.iter().enumerate() {
+            for (slot, ((lpn, _), &flow)) in
+                units[range.clone()].iter().zip(&flows[range.clone()]).enumerate()
+            {
                 let new = self.geo.unit_addr(page, slot as u32);
-                if let Some(old) = self.map_update(*lpn, Some(new), false).await {
+                if let Some(old) = self.map_update(*lpn, Some(new), flow, false).await {
                     self.invalidate(old);
                 }
             }

@@ -82,7 +82,7 @@ impl Controller {
                 (Status::Success, HostData::None)
             }
             Opcode::DatasetManagement => {
-                self.trim(&self.ns.trimmed_units(cmd)).await;
+                self.trim(&self.ns.trimmed_units(cmd), cmd.sq).await;
                 (Status::Success, HostData::None)
             }
             Opcode::WriteZeroes => (self.write_zeroes(cmd, ph).await, HostData::None),
@@ -93,9 +93,9 @@ impl Controller {
         (status, data, 0)
     }
 
-    async fn trim(&self, units: &[Lpn]) {
+    async fn trim(&self, units: &[Lpn], sq: u16) {
         if !self.bypass {
-            self.flow.each(units.iter().map(|&lpn| self.ftl.trim(lpn))).await;
+            self.flow.each(units.iter().map(|&lpn| self.ftl.trim(lpn, sq))).await;
         }
     }
 
@@ -164,7 +164,7 @@ impl Controller {
     }
 
     async fn write_zeroes(&self, cmd: &NvmeCommand, ph: &mut Phases) -> Status {
-        self.trim(&self.ns.trimmed_units(cmd)).await;
+        self.trim(&self.ns.trimmed_units(cmd), cmd.sq).await;
         self.write_units(self.ns.unit_writes(cmd).collect(), false, ph).await
     }
 

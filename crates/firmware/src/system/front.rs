@@ -196,6 +196,47 @@ impl Front {
         }
     }
 
+    /// Splits the device's CMT between `flows` flows as `ftl.mapping.partition` says (shared,
+    /// or no CMT: nothing changes); the flows' queues must be bound first
+    /// ([`attribute_flows`](Self::attribute_flows)).
+    pub fn partition_cmt(&self, flows: u32) -> Result<(), String> {
+        match self {
+            Front::Nvme(c) => c.ftl.partition_cmt(flows),
+            Front::Other(_) => {
+                Err("this system has no NVMe controller with a mapping cache to partition between flows"
+                    .into())
+            }
+        }
+    }
+
+    /// Whether `flows` flows can share the device's CMT as `ftl.mapping.partition` says (the
+    /// number of shares, the segments each gets), checked before a run.
+    pub fn check_cmt_flows(&self, flows: u32) -> Result<(), String> {
+        match self {
+            Front::Nvme(c) => c.ftl.check_cmt_partition(flows),
+            Front::Other(_) => {
+                Err("this system has no NVMe controller with a mapping cache to partition between flows"
+                    .into())
+            }
+        }
+    }
+
+    /// Each of `flows` flows' CMT lookups, (hits, misses) (`None` without a CMT).
+    pub fn cmt_flows(&self, flows: u32) -> Option<Vec<(u64, u64)>> {
+        match self {
+            Front::Nvme(c) => c.ftl.cmt_flows(flows),
+            Front::Other(_) => None,
+        }
+    }
+
+    /// Segments each CMT partition holds, one per flow (empty when the CMT is shared).
+    pub fn cmt_partitions(&self) -> Vec<u32> {
+        match self {
+            Front::Nvme(c) => c.ftl.cmt_partitions(),
+            Front::Other(_) => Vec::new(),
+        }
+    }
+
     /// The data cache's partitions, one per flow, with their lines and reads (empty when the
     /// cache is shared or the system has none).
     pub fn cache_partitions(&self) -> Vec<crate::ftl::PartCounts> {

@@ -261,10 +261,12 @@ pub fn check(dev: &dyn System, spec: &ReplaySpec) -> Result<Plan, RunError> {
     })
     .map_err(RunError::Replay)?;
     let shared_queues = plan.flows.len() > 1 && plan.flows.iter().any(|f| f.queue.is_none());
-    if shared_queues && !dev.config().ftl.cache.partition.is_shared() {
-        return Err(RunError::Partition(
-            "the trace's flows share queues; a partitioned cache knows a flow by its queues (give each volume flow its own queue)".into(),
-        ));
+    if shared_queues && crate::run::partitioned(dev) {
+        return Err(RunError::partitioned(dev, |what| {
+            format!(
+                "the trace's flows share queues; a partitioned {what} knows a flow by its queues (give each volume flow its own queue)"
+            )
+        }));
     }
     crate::run::check_partition(dev, plan.flows.len() as u32)?;
     Ok(plan)

@@ -116,9 +116,13 @@ pub(crate) fn execute(
     })?;
     let mut report = measure(rig.system(), &rig.initial_state, workload, common.seed, output)?;
     drop(rig);
-    // A flow by itself has the whole data cache: there is no other flow to split it with.
+    // A flow by itself has the whole data cache and CMT: there is no other flow to split them
+    // with.
     let mut solo_cfg = cfg.clone();
     solo_cfg.ftl.cache.partition = Default::default();
+    if let firmware::ftl::MappingConfig::Dftl { partition, .. } = &mut solo_cfg.ftl.mapping {
+        *partition = Default::default();
+    }
     if let (Some(None), Workload::Trace(spec)) = (alone, workload) {
         let flows = report.flows.len();
         for f in 0..flows {

@@ -4,6 +4,7 @@ mod bad_input;
 mod cache_partition;
 mod calibrate;
 mod calibration;
+mod cmt_partition;
 mod commands;
 mod compare;
 mod determinism;

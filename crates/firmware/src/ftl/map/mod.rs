@@ -52,7 +52,7 @@ impl Mapping {
     /// pages (their contents kept when `payload`).
     pub fn new(cfg: &MappingConfig, logical: u32, geo: &nand::Geometry, payload: bool) -> Mapping {
         let dftl = match cfg {
-            MappingConfig::Dftl { cmt, segment_entries, pending } => {
+            MappingConfig::Dftl { cmt, segment_entries, pending, .. } => {
                 // Unresolved (no controller DRAM to fit in): the default's own size.
                 let pending = pending.map_or_else(|| default_pending(logical, geo), |p| p.bytes());
                 Some(RefCell::new(Dftl::new(logical, geo, cmt.bytes(), *segment_entries, pending, payload)))

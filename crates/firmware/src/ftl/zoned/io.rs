@@ -223,7 +223,7 @@ impl FtlInner {
     /// Points `lpn` nowhere and marks its copy stale (a zone reset), dropping any cached line.
     async fn unmap(&self, lpn: Lpn) {
         self.drop_line(lpn);
-        if let Some(old) = self.map_update(lpn, None, false).await {
+        if let Some(old) = self.map_update(lpn, None, crate::fil::FlowTag::NONE, false).await {
             self.fil.array().borrow_mut().invalidate(old);
         }
     }
@@ -373,7 +373,7 @@ impl FtlInner {
         }
         for (slot, (lpn, _)) in job.units.iter().enumerate() {
             let new = self.geo.unit_addr(page, slot as u32);
-            if let Some(old) = self.map_update(*lpn, Some(new), false).await {
+            if let Some(old) = self.map_update(*lpn, Some(new), crate::fil::FlowTag::NONE, false).await {
                 self.fil.array().borrow_mut().invalidate(old);
             }
         }
