@@ -202,7 +202,7 @@ impl FtlInner {
         self.cx.compute(self.cfg.costs.cmt_miss).await;
         self.cmt_make_room(part).await;
         let t = dftl.borrow().tpage_of_segment(seg);
-        self.tpage_read(t).await;
+        self.tpage_read(t, flow).await;
         let mut d = dftl.borrow_mut();
         d.cmt.finish_loading(seg);
         if d.is_pending(t) {
@@ -240,8 +240,9 @@ impl FtlInner {
         }
     }
 
-    /// Reads translation page `t` from flash (if it was ever written).
-    async fn tpage_read(&self, t: u32) {
+    /// Reads translation page `t` from flash (if it was ever written), for `flow` (the flow whose
+    /// lookup missed; `FlowTag::NONE` for a write-back's read-modify-write).
+    async fn tpage_read(&self, t: u32, flow: FlowTag) {
         let dftl = self.map.dftl.as_ref().expect("DFTL");
         let Some(unit) = dftl.borrow().location(t) else { return };
         dftl.borrow_mut().tpage_reads += 1;
@@ -250,8 +251,9 @@ impl FtlInner {
         // uncorrectable translation page is counted, not acted on (a real FTL would rebuild it
         // from the data pages' OOB).
         self.pin(page);
-        let (_, checked, _) =
-            self.read_checked(FlashRequest::read(TxnSource::Mapping, page), self.whole_page()).await;
+        let (_, checked, _) = self
+            .read_checked(FlashRequest::read(TxnSource::Mapping, page).for_flow(flow), self.whole_page())
+            .await;
         if checked.is_err() {
             self.stats.borrow_mut().media.unreadable_tpages += 1;
         }
@@ -273,7 +275,7 @@ impl FtlInner {
             !d.cmt.mark_clean_all(segs)
         };
         if partial {
-            self.tpage_read(t).await; // read-modify-write of the entries not in DRAM
+            self.tpage_read(t, FlowTag::NONE).await; // read-modify-write of the entries not in DRAM
         }
         let (stream, plane) = match gc_plane {
             Some(p) => (Stream::Gc, Some(p)),
