@@ -71,7 +71,7 @@ mod tests {
             assert_eq!(cfg.geometry.ways, 1, "{name}: one chip per channel");
             let raw = cfg.geometry.capacity().0;
             let dram = cfg.controller.dram.0;
-            let thousandth = raw / 1000 >> 20 << 20;
+            let thousandth = ((raw / 1000) >> 20) << 20;
             assert_eq!(dram, thousandth, "{name}: DRAM {dram} for {raw} bytes of flash");
             let MappingConfig::Dftl { cmt, .. } = &cfg.ftl.mapping else { panic!("{name}: DFTL") };
             let (cache, cmt) = (cfg.ftl.cache.capacity.0, cmt.0);

@@ -232,6 +232,7 @@ fn client(addr: ListenAddr, id: u64, base: u64, blocks: u64, deadline: Instant, 
 }
 
 /// Receives one reply and checks it; false when the connection is gone (an error here).
+#[allow(clippy::too_many_arguments)] // the client's per-block state, borrowed piecewise
 fn reap(
     c: &mut RawClient,
     id: u64,
