@@ -303,5 +303,5 @@ fn the_example_sweeps_plan() {
         }
     }
     planned.sort();
-    assert_eq!(planned, ["op-gc.toml", "pipessd-threads.toml"]);
+    assert_eq!(planned, ["op-gc.toml", "pipessd-paper-map.toml", "pipessd-threads.toml"]);
 }
