@@ -94,7 +94,7 @@ impl Partition {
     }
 
     /// Lines (or segments) per partition for `flows` flows over `total`; each must take at
-    /// least `limits.min` (see [`Limits`]). Shared: one partition. What rounding leaves goes to
+    /// least `limits.min` (see `Limits`). Shared: one partition. What rounding leaves goes to
     /// the first partitions.
     pub fn capacities(&self, total: u32, flows: u32, limits: &Limits) -> Result<Vec<u32>, String> {
         let shares: Vec<f64> = match self {
