@@ -39,6 +39,9 @@ pub enum Front {
     Other(Rc<dyn BlockFront>),
 }
 
+/// Why a system without an NVMe controller cannot split a CMT between flows.
+const NO_CMT: &str = "this system has no NVMe controller with a mapping cache to partition between flows";
+
 impl Front {
     /// The simulation context.
     pub fn cx(&self) -> &Cx {
@@ -202,10 +205,7 @@ impl Front {
     pub fn partition_cmt(&self, flows: u32) -> Result<(), String> {
         match self {
             Front::Nvme(c) => c.ftl.partition_cmt(flows),
-            Front::Other(_) => {
-                Err("this system has no NVMe controller with a mapping cache to partition between flows"
-                    .into())
-            }
+            Front::Other(_) => Err(NO_CMT.into()),
         }
     }
 
@@ -214,10 +214,7 @@ impl Front {
     pub fn check_cmt_flows(&self, flows: u32) -> Result<(), String> {
         match self {
             Front::Nvme(c) => c.ftl.check_cmt_partition(flows),
-            Front::Other(_) => {
-                Err("this system has no NVMe controller with a mapping cache to partition between flows"
-                    .into())
-            }
+            Front::Other(_) => Err(NO_CMT.into()),
         }
     }
 

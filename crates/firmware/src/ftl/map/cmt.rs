@@ -59,11 +59,8 @@ pub struct Cmt {
     /// Nodes not in use (their indices).
     spare: Vec<u32>,
     node_of: FxHashMap<u32, u32>,
-    /// Lookups that found their segment cached.
-    pub hits: u64,
-    /// Lookups that had to load a segment.
-    pub misses: u64,
-    /// Lookups per flow tag (`FlowTag.0`): [hits, misses].
+    /// Lookups per flow tag (`FlowTag.0`): [hits, misses] (no flow: tag 0); the CMT's totals
+    /// are their sums ([`lookups`](Self::lookups)).
     by_flow: Vec<[u64; 2]>,
 }
 
@@ -80,8 +77,6 @@ impl Cmt {
             loading_part: FxHashMap::default(),
             spare: Vec::new(),
             node_of: FxHashMap::with_capacity_and_hasher(room, Default::default()),
-            hits: 0,
-            misses: 0,
             by_flow: vec![[0; 2]; FlowTag::FLOWS + 1],
         }
     }
@@ -155,12 +150,13 @@ impl Cmt {
     /// Counts a lookup by `flow`: a hit or a miss.
     #[inline]
     pub fn count(&mut self, flow: FlowTag, hit: bool) {
-        if hit {
-            self.hits += 1;
-        } else {
-            self.misses += 1;
-        }
         self.by_flow[flow.0 as usize][!hit as usize] += 1;
+    }
+
+    /// (hits, misses) of every lookup: those that found their segment cached, and those that
+    /// had to load it.
+    pub fn lookups(&self) -> (u64, u64) {
+        self.by_flow.iter().fold((0, 0), |(h, m), [fh, fm]| (h + fh, m + fm))
     }
 
     /// (hits, misses) of `flow`'s lookups.
@@ -448,7 +444,7 @@ mod tests {
         c.count(a, true);
         assert_eq!(c.flow_counts(a), (1, 2));
         assert_eq!(c.flow_counts(b), (0, 100));
-        assert_eq!((c.hits, c.misses), (1, 102));
+        assert_eq!(c.lookups(), (1, 102));
         for s in 200..203 {
             load(&mut c, s, a);
         }

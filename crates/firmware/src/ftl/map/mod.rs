@@ -116,7 +116,7 @@ impl Mapping {
     pub fn cmt_hits(&self) -> Option<(u64, u64)> {
         self.dftl.as_ref().map(|d| {
             let d = d.borrow();
-            (d.cmt.hits, d.cmt.misses)
+            d.cmt.lookups()
         })
     }
 
