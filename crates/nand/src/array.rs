@@ -455,6 +455,34 @@ impl FlashArray {
         decode(raw).expect("a valid unit names an LPN")
     }
 
+    /// Brings what [`invalidate`](Self::invalidate) of `unit` touches (its state, its block's
+    /// counts) toward the CPU cache (a hint: see [`sim::prefetch`]).
+    #[inline]
+    pub fn prefetch_unit(&self, unit: UnitAddr) {
+        if let Some(x) = self.units.get(unit.idx()) {
+            sim::prefetch(x);
+            let block = self.geo.block_of(self.geo.unit_page(unit).0);
+            if let Some(b) = self.blocks.get(block.idx()) {
+                sim::prefetch(b);
+            }
+        }
+    }
+
+    /// Brings what a read of `page` touches in the array (its units' LPNs, its block's write
+    /// pointer and read count) toward the CPU cache (a hint: see [`sim::prefetch`]).
+    #[inline]
+    pub fn prefetch_page(&self, page: PageIdx) {
+        let upp = self.geo.units_per_page() as usize;
+        if let Some(x) = self.units.get(page.idx() * upp) {
+            sim::prefetch(x);
+            let block = self.geo.block_of(page).idx();
+            if let (Some(b), Some(r)) = (self.blocks.get(block), self.reads.get(block)) {
+                sim::prefetch(b);
+                sim::prefetch(r);
+            }
+        }
+    }
+
     /// The state of one mapping unit.
     pub fn unit(&self, unit: UnitAddr) -> UnitState {
         let (page, _) = self.geo.unit_page(unit);

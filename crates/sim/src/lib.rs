@@ -86,3 +86,21 @@ pub use rng::SimRng;
 pub use task::{Label, TaskKey, WaitOn};
 pub use time::{SimDuration, SimTime};
 pub use units::{ByteSize, Frequency, ParseQuantityError};
+
+/// Asks the CPU to bring the cache line holding `x` closer, ahead of a use some work later.
+///
+/// A hint only: it changes no value and no simulated result, only how long the host waits
+/// for memory. The big tables of a full-size device (the mapping table, the unit states) are
+/// read at random LPNs, each read a cache miss; code that knows an address early (GC knows a
+/// page's LPNs when its read completes, long before it remaps them) prefetches it then.
+#[inline(always)]
+pub fn prefetch<T>(x: &T) {
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    // SAFETY: a prefetch reads nothing architecturally and cannot fault; `x` is a valid
+    // reference anyway.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>((x as *const T).cast());
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+    let _ = x;
+}

@@ -108,6 +108,11 @@ impl Engine {
             sh.cx.compute(sh.cfg.intake_cycles).await;
         }
         txn.out.timing.queued = sh.cx.now();
+        if txn.req.op == FlashOp::Read {
+            // Its data out reads the page's units from the array, a tR and more from now: the
+            // CPU can fetch them meanwhile (random pages, a cache miss each at full size).
+            sh.array.borrow().prefetch_page(txn.req.page);
+        }
         let die = sh.geo.die_of(sh.geo.block_of(txn.req.page));
         let kind = QueueKind::of(txn.req.op, txn.req.source);
         self.queues[die.idx()].push(kind, txn);

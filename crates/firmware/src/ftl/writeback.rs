@@ -134,6 +134,10 @@ impl FtlInner {
         let spans = page_spans(&places, upp);
         let chunks = || spans.iter().map(|(r, _)| &units[r.clone()]);
         let pages = spans.len();
+        // The CPU's cache, for the CMT lookups below (each at a random segment).
+        for (lpn, _) in &units {
+            self.map.prefetch(*lpn);
+        }
         self.cx.compute(self.cfg.costs.write_back * pages as u64).await;
         self.enter(Point::Flash, None).await; // the programs are queued where flash is scheduled
         let mut programs = Vec::with_capacity(pages);
@@ -158,6 +162,19 @@ impl FtlInner {
                 self.fdp_written_back(*place, &units[range.clone()]);
             }
             done.push((page, ok));
+        }
+        // The updates below touch each unit's entry and its old copy's state, at random: fetch
+        // them all at once first (the entries, then the old copies they name).
+        for (lpn, _) in &units {
+            self.map.prefetch(*lpn);
+        }
+        {
+            let array = self.fil.array().borrow();
+            for (lpn, _) in &units {
+                if let Some(old) = self.map.get(*lpn) {
+                    array.prefetch_unit(old);
+                }
+            }
         }
         for (&(page, ok), (range, _)) in done.iter().zip(&spans) {
             if !ok {

@@ -163,3 +163,25 @@ fn the_wear_sum_follows_erases_ageing_bad_blocks_and_restores() {
     .unwrap();
     assert_eq!(raw.wear(), (2, total - 1), "a restored array counts its blocks again");
 }
+
+/// Prefetches are hints: at any address, in range or not, they change nothing the array
+/// answers (the simulation's results do not depend on them).
+#[test]
+fn prefetches_change_nothing_and_ignore_addresses_out_of_range() {
+    let mut a = array();
+    let g = a.geometry().clone();
+    let p = g.page_of(BlockIdx(3), 0);
+    a.program(p, &slots(40), None).unwrap();
+    let before = (a.read(p, None).unwrap(), *a.block(BlockIdx(3)), a.reads_since_erase(BlockIdx(3)));
+    let beyond = g.total_pages() as u64 * g.units_per_page() as u64;
+    for page in [p, g.page_of(BlockIdx(7), 15), nand::PageIdx(g.total_pages()), nand::PageIdx(u32::MAX)] {
+        a.prefetch_page(page);
+    }
+    for unit in [g.unit_addr(p, 1), nand::UnitAddr(beyond as u32), nand::UnitAddr(u32::MAX)] {
+        a.prefetch_unit(unit);
+    }
+    let after = (a.read(p, None).unwrap(), *a.block(BlockIdx(3)), a.reads_since_erase(BlockIdx(3)) - 1);
+    assert_eq!(before.0, after.0);
+    assert_eq!(before.1, after.1);
+    assert_eq!(before.2, after.2, "a prefetch is not a read: no read-disturb count");
+}

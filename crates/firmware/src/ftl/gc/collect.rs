@@ -262,8 +262,10 @@ impl FtlInner {
         let mut written = 0;
         let mut earning = self.earning(victim);
         for (page, units) in pages {
-            let (tpages, data): (Vec<_>, Vec<_>) =
-                units.into_iter().partition(|(_, l)| l.0 >= TRANSLATION_LPN_BASE);
+            // Translation pages first, then data, each in slot order (no second list).
+            let is_tpage = |(_, l): &&(u32, Lpn)| l.0 >= TRANSLATION_LPN_BASE;
+            let tpages = units.iter().filter(is_tpage);
+            let data = || units.iter().filter(|u| !is_tpage(u));
             let mut req = FlashRequest::read(TxnSource::Gc, page).for_flow(flow);
             req.want_data = self.payload;
             req.want_parity = self.payload && self.ecc.is_some(); // the ECC decodes the bytes
@@ -277,15 +279,20 @@ impl FtlInner {
                 self.stats.borrow_mut().media.unmovable_pages += 1;
                 continue;
             }
-            for (slot, lpn) in tpages {
+            for &(slot, lpn) in tpages {
                 let unit = self.geo.unit_addr(page, slot);
                 self.copy_tpage(lpn.0 - TRANSLATION_LPN_BASE, unit, &r, (plane, flow)).await;
                 written += 1;
                 moved += 1;
                 self.earn(plane, &mut earning, upp);
             }
+            // Their entries are remapped once the copy is programmed, a flash program later: in
+            // the meantime the CPU can fetch them (random LPNs, a cache miss each at full size).
+            for (_, lpn) in data() {
+                self.map.prefetch(*lpn);
+            }
             let born = |slot: u32| r.oob.as_ref().map_or(0, |o| o.born(slot as usize));
-            for (slot, lpn) in data {
+            for &(slot, lpn) in data() {
                 let unit = Moved {
                     lpn,
                     old: self.geo.unit_addr(page, slot),
@@ -343,6 +350,9 @@ impl FtlInner {
         let (page, r) = self.program_retrying_for(flow, (lane, stream), Some(plane), page, write, n).await;
         if self.fdp.is_some() {
             self.fdp_gc_moved(units.iter().map(|u| u.handle));
+        }
+        for u in &units {
+            self.map.prefetch(u.lpn); // again, all together, if the program's wait evicted them
         }
         self.make_pending_room(plane, units.len() as u64).await;
         let mut st = self.stats.borrow_mut();

@@ -169,6 +169,13 @@ impl Cmt {
     pub fn is_cached(&self, seg: u32) -> bool {
         self.state[seg as usize] & CACHED != 0
     }
+    /// Brings `seg`'s state toward the CPU cache (a hint: see [`sim::prefetch`]).
+    #[inline]
+    pub fn prefetch(&self, seg: u32) {
+        if let Some(x) = self.state.get(seg as usize) {
+            sim::prefetch(x);
+        }
+    }
     /// Whether `seg` is being loaded.
     pub fn is_loading(&self, seg: u32) -> bool {
         self.state[seg as usize] & LOADING != 0

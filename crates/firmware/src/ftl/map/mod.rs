@@ -72,6 +72,18 @@ impl Mapping {
         self.l2p.borrow().get(lpn)
     }
 
+    /// Brings what looking `lpn` up touches (its entry; under DFTL its segment's state) toward
+    /// the CPU cache, ahead of a remap or update some work later (a hint: see
+    /// [`sim::prefetch`]).
+    #[inline]
+    pub fn prefetch(&self, lpn: Lpn) {
+        self.l2p.borrow().prefetch(lpn);
+        if let Some(d) = &self.dftl {
+            let d = d.borrow();
+            d.cmt.prefetch(d.segment_of(lpn.0));
+        }
+    }
+
     /// The host changed `lpn`'s entry (cached): its segment is newer than flash.
     pub fn mark_dirty(&self, lpn: Lpn) {
         if let Some(d) = &self.dftl {

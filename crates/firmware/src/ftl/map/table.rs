@@ -21,6 +21,15 @@ impl L2p {
         self.cur[lpn.idx()].checked_sub(1).map(UnitAddr)
     }
 
+    /// Brings `lpn`'s entry toward the CPU cache ahead of a [`get`](Self::get) or
+    /// [`set`](Self::set) (a hint: see [`sim::prefetch`]).
+    #[inline]
+    pub fn prefetch(&self, lpn: Lpn) {
+        if let Some(x) = self.cur.get(lpn.idx()) {
+            sim::prefetch(x);
+        }
+    }
+
     /// Points `lpn` at `new` and returns where it was.
     pub fn set(&mut self, lpn: Lpn, new: Option<UnitAddr>) -> Option<UnitAddr> {
         let old = self.get(lpn);
