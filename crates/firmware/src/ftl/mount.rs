@@ -11,11 +11,14 @@
 //!
 //! Either way the FTL starts with an empty data cache, a cold mapping cache and zero counters.
 
+use std::collections::VecDeque;
+
 use nand::{BlockIdx, Lpn, UnitAddr};
 
 use crate::fil::Fil;
 use crate::ftl::blocks::{BlockManager, BlockUse, Stream};
 use crate::ftl::config::{FtlConfig, TRANSLATION_LPN_BASE};
+use crate::ftl::map::L2p;
 use crate::ftl::precondition::PreconditionError;
 use crate::ftl::state::{Ftl, Setup};
 
@@ -114,18 +117,26 @@ impl Ftl {
             let array = i.fil.array().borrow();
             let mut l2p = i.map.l2p.borrow_mut();
             let mut dftl = i.map.dftl.as_ref().map(|d| d.borrow_mut());
-            // The units are scanned in order, their LPNs land at random in the table: ask for
-            // each entry a few dozen units ahead (a cache miss each on a full-size device).
-            const AHEAD: u32 = 32;
-            let total = geo.total_units();
-            for u in 0..total {
-                if u + AHEAD < total
-                    && let nand::UnitState::Valid(ahead) = array.unit(UnitAddr(u + AHEAD))
-                {
-                    l2p.prefetch(ahead);
+            // The units are scanned in order, their LPNs land at random in the table: each
+            // unit's state is read a few dozen units ahead of its turn, into a window, and its
+            // entry asked for then (a cache miss each on a full-size device).
+            const AHEAD: usize = 32;
+            let prefetch = |l2p: &L2p, s: &nand::UnitState| {
+                if let nand::UnitState::Valid(lpn) = s {
+                    l2p.prefetch(*lpn);
+                }
+            };
+            let mut states = (0..geo.total_units()).map(|u| array.unit(UnitAddr(u)));
+            let mut window: VecDeque<nand::UnitState> = states.by_ref().take(AHEAD).collect();
+            window.iter().for_each(|s| prefetch(&l2p, s));
+            for u in 0..geo.total_units() {
+                if let Some(s) = states.next() {
+                    prefetch(&l2p, &s);
+                    window.push_back(s);
                 }
                 let unit = UnitAddr(u);
-                let nand::UnitState::Valid(lpn) = array.unit(unit) else { continue };
+                let state = window.pop_front().expect("the window holds each unit's state in turn");
+                let nand::UnitState::Valid(lpn) = state else { continue };
                 if lpn.0 >= TRANSLATION_LPN_BASE {
                     let t = lpn.0 - TRANSLATION_LPN_BASE;
                     let Some(d) = dftl.as_mut().filter(|d| t < d.tpages()) else {
