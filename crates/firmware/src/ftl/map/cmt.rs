@@ -10,6 +10,7 @@
 
 use rustc_hash::FxHashMap;
 
+use super::segmap::SegMap;
 use crate::fil::FlowTag;
 
 const NIL: u32 = u32::MAX;
@@ -43,7 +44,7 @@ impl Part {
 
 /// Segment states (a byte per segment) and an LRU list of the cached segments per partition
 /// (head = most recently used). The lists live in nodes for the cached segments only, found
-/// through a hash map: classic DFTL keeps one entry per logical page, and links per segment
+/// through a map from segment to node ([`SegMap`]): classic DFTL keeps one entry per logical page, and links per segment
 /// would cost 8 bytes per logical page (1 GiB at 512 GiB) for a cache of a few hundred thousand
 /// entries.
 pub struct Cmt {
@@ -58,7 +59,7 @@ pub struct Cmt {
     loading_part: FxHashMap<u32, u8>,
     /// Nodes not in use (their indices).
     spare: Vec<u32>,
-    node_of: FxHashMap<u32, u32>,
+    node_of: SegMap,
     /// Lookups per flow tag (`FlowTag.0`): [hits, misses] (no flow: tag 0); the CMT's totals
     /// are their sums ([`lookups`](Self::lookups)).
     by_flow: Vec<[u64; 2]>,
@@ -76,7 +77,7 @@ impl Cmt {
             node_part: Vec::new(),
             loading_part: FxHashMap::default(),
             spare: Vec::new(),
-            node_of: FxHashMap::with_capacity_and_hasher(room, Default::default()),
+            node_of: SegMap::with_capacity(room),
             by_flow: vec![[0; 2]; FlowTag::FLOWS + 1],
         }
     }
@@ -194,7 +195,7 @@ impl Cmt {
     /// Moves a cached segment to the head of its partition's LRU list.
     pub fn touch(&mut self, seg: u32) {
         debug_assert!(self.is_cached(seg));
-        let n = self.node_of[&seg];
+        let n = self.node_of.get(seg).expect("a cached segment has a node");
         let p = self.part_of_node(n);
         if self.parts[p].head != n {
             self.unlink(p, n);
@@ -279,12 +280,23 @@ impl Cmt {
     /// Drops a clean cached segment.
     pub fn evict(&mut self, seg: u32) {
         debug_assert!(self.is_cached(seg) && !self.is_dirty(seg));
-        let n = self.node_of.remove(&seg).expect("a cached segment has a node");
+        let n = self.node_of.remove(seg).expect("a cached segment has a node");
         let p = self.part_of_node(n);
         self.unlink(p, n);
         self.spare.push(n);
         self.state[seg as usize] = 0;
         self.parts[p].cached -= 1;
+        // The next miss evicts the new tail: ask the CPU for what that touches at random (its
+        // state byte, its slot in the node map, and the node before it, which becomes the tail).
+        let t = self.parts[p].tail;
+        if t != NIL {
+            let Node { seg, prev, .. } = self.nodes[t as usize];
+            self.prefetch(seg);
+            self.node_of.prefetch(seg);
+            if prev != NIL {
+                sim::prefetch(&self.nodes[prev as usize]);
+            }
+        }
     }
 
     #[inline]
@@ -333,7 +345,7 @@ impl Cmt {
             + self.nodes.capacity() * std::mem::size_of::<Node>()
             + self.node_part.capacity()
             + self.spare.capacity() * 4
-            + self.node_of.capacity() * 12
+            + self.node_of.slots() * 8
     }
 }
 

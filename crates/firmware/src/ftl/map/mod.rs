@@ -10,6 +10,7 @@
 
 mod cmt;
 mod dftl;
+mod segmap;
 mod table;
 
 use std::cell::{Cell, RefCell};
