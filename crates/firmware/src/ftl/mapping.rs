@@ -233,7 +233,10 @@ impl FtlInner {
                 (d.cmt.is_dirty(seg), d.tpage_of_segment(seg))
             };
             if dirty {
-                self.tpage_write(t, None).await;
+                // Boxed: the rewrite's future is large (a program with its retries), and every
+                // miss's task (a mapping prefetch, spawned per unit at full size) would
+                // otherwise carry, and copy, room for it.
+                Box::pin(self.tpage_write(t, None)).await;
             } else {
                 dftl.borrow_mut().cmt.evict(seg);
             }
