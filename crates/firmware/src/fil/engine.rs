@@ -150,7 +150,9 @@ impl Engine {
                 continue;
             };
             from = local + 1;
-            let (k, die) = ((local as u32 + n - rr) % n, ch * n + local as u32);
+            // The die's offset from `rr`, round robin (`local` and `rr` are under `n`).
+            let local = local as u32;
+            let (k, die) = (if local >= rr { local - rr } else { local + n - rr }, ch * n + local);
             let Some(kind) = self.pick(die as usize) else { continue };
             if kind.op() == FlashOp::Program {
                 deferred.get_or_insert((k, die, kind));
@@ -211,7 +213,7 @@ impl Engine {
             self.waiting.remove(ch as usize, (die - ch * n) as usize);
         }
         let c = &mut self.channels[ch as usize];
-        c.rr = (c.rr + k + 1) % n;
+        c.rr = if c.rr + k + 1 >= n { c.rr + k + 1 - n } else { c.rr + k + 1 };
         self.start(DieIdx(die), kind.op(), txns);
     }
 
