@@ -17,6 +17,9 @@ use crate::ftl::gc::victim;
 use crate::ftl::state::FtlInner;
 use crate::ftl::waits::WaitKey;
 
+/// The valid units of one page: (slot, LPN) pairs in slot order.
+pub(crate) type PageUnits = SmallVec<[(u32, Lpn); 4]>;
+
 impl FtlInner {
     /// Starts background GC in `plane` if it is short of free blocks, none is running, and
     /// collecting could free a block.
@@ -215,8 +218,10 @@ impl FtlInner {
         victim::pick_gaining(&*self.gc.victim, plane, &blocks, &self.geo, valid, &mut rng)
     }
 
-    /// Every page of `block` holding valid units, with those units' slots and LPNs.
-    pub(crate) fn valid_units_by_page(&self, block: BlockIdx) -> Vec<(nand::PageIdx, Vec<(u32, Lpn)>)> {
+    /// Every page of `block` holding valid units, with those units' slots and LPNs (inline for
+    /// pages of up to four units: one list for the victim, read in order as GC reaches its
+    /// pages, long after it was made).
+    pub(crate) fn valid_units_by_page(&self, block: BlockIdx) -> Vec<(nand::PageIdx, PageUnits)> {
         let array = self.fil.array().borrow();
         (0..array.block(block).write_ptr)
             .map(|p| self.geo.page_of(block, p))
@@ -226,7 +231,7 @@ impl FtlInner {
                         UnitState::Valid(lpn) => Some((s, lpn)),
                         _ => None,
                     })
-                    .collect::<Vec<_>>();
+                    .collect::<PageUnits>();
                 (page, valid)
             })
             .filter(|(_, v)| !v.is_empty())
@@ -261,7 +266,13 @@ impl FtlInner {
         let mut pending: Vec<Moved> = Vec::with_capacity(upp as usize);
         let mut written = 0;
         let mut earning = self.earning(victim);
-        for (page, units) in pages {
+        for (i, (page, units)) in pages.iter().enumerate() {
+            let page = *page;
+            // The next page's list, for when this page's copy is done (GC of a victim spans
+            // milliseconds of other work, so the list is cold by then).
+            if let Some(next) = pages.get(i + 1) {
+                sim::prefetch(next);
+            }
             // Translation pages first, then data, each in slot order (no second list).
             let is_tpage = |(_, l): &&(u32, Lpn)| l.0 >= TRANSLATION_LPN_BASE;
             let tpages = units.iter().filter(is_tpage);

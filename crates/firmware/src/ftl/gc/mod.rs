@@ -3,6 +3,7 @@
 //! policies (`victim`) and wear levelling (`wl`).
 
 mod collect;
+pub(crate) use collect::PageUnits;
 pub mod theory;
 pub mod victim;
 pub mod wl;

@@ -8,6 +8,7 @@ use nand::{DataTag, Lpn, Oob, OobSlot, PageIdx};
 use crate::ftl::blocks::Stream;
 use crate::ftl::config::TRANSLATION_LPN_BASE;
 use crate::ftl::data::UnitData;
+use crate::ftl::gc::PageUnits;
 use crate::ftl::precondition::PreconditionError;
 use crate::ftl::state::FtlInner;
 
@@ -196,7 +197,7 @@ impl FtlInner {
             self.blocks.borrow_mut().set_victim(v);
             // Every page of the victim with a valid unit: its OOB, its data and which slots
             // hold valid units.
-            let mut pages: Vec<(Oob, Option<Vec<u8>>, Vec<(u32, Lpn)>)> = Vec::new();
+            let mut pages: Vec<(Oob, Option<Vec<u8>>, PageUnits)> = Vec::new();
             for (page, valid) in self.valid_units_by_page(v) {
                 let mut data = self.payload.then(|| vec![0u8; self.geo.page_bytes() as usize]);
                 let oob = self.fil.array().borrow_mut().read(page, data.as_deref_mut())?;
