@@ -110,6 +110,18 @@ impl Dftl {
         self.per_block[block.idx()]
     }
 
+    /// Brings what a lookup or remap of `lpn` touches at random toward the CPU cache: its
+    /// segment's CMT state and its translation page's count of pending updates (a hint: see
+    /// [`sim::prefetch`]).
+    #[inline]
+    pub fn prefetch(&self, lpn: u32) {
+        let seg = self.segment_of(lpn);
+        self.cmt.prefetch(seg);
+        if let Some(n) = self.gc_pending.get(self.tpage_of_segment(seg) as usize) {
+            sim::prefetch(n);
+        }
+    }
+
     /// GC updated an entry of translation page `t` that is not cached: the update is held in
     /// DRAM until the page is rewritten. Returns whether `t` had none pending before.
     pub fn set_pending(&mut self, t: u32) -> bool {

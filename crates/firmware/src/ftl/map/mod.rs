@@ -80,8 +80,7 @@ impl Mapping {
     pub fn prefetch(&self, lpn: Lpn) {
         self.l2p.borrow().prefetch(lpn);
         if let Some(d) = &self.dftl {
-            let d = d.borrow();
-            d.cmt.prefetch(d.segment_of(lpn.0));
+            d.borrow().prefetch(lpn.0);
         }
     }
 
