@@ -44,9 +44,9 @@ impl Part {
 
 /// Segment states (a byte per segment) and an LRU list of the cached segments per partition
 /// (head = most recently used). The lists live in nodes for the cached segments only, found
-/// through a map from segment to node ([`SegMap`]): classic DFTL keeps one entry per logical page, and links per segment
-/// would cost 8 bytes per logical page (1 GiB at 512 GiB) for a cache of a few hundred thousand
-/// entries.
+/// through a map from segment to node (`SegMap`): classic DFTL keeps one entry per logical
+/// page, and links per segment would cost 8 bytes per logical page (1 GiB at 512 GiB) for a
+/// cache of a few hundred thousand entries.
 pub struct Cmt {
     /// One partition (shared), or one per flow.
     parts: Vec<Part>,
