@@ -260,9 +260,10 @@ impl Allocator {
         admitted: &dyn Fn(u32) -> bool,
     ) -> Option<u32> {
         let open = &self.open[self.lane(Lane { stream: Stream::User, handle })];
+        // Admission first: under pacing it is what most planes fail (both tests are pure).
         let room = |p: u32| {
-            (open[p as usize].block.is_some() || blocks.free_count(p) > keep(Stream::User, hard_free))
-                && admitted(p)
+            admitted(p)
+                && (open[p as usize].block.is_some() || blocks.free_count(p) > keep(Stream::User, hard_free))
         };
         if set != 0 {
             let saved = self.policy.cursor();
