@@ -76,22 +76,26 @@ impl SegMap {
     /// Sets `seg`'s node; returns the node it had.
     pub fn insert(&mut self, seg: u32, node: u32) -> Option<u32> {
         assert!(seg != u32::MAX, "segment u32::MAX cannot be mapped");
-        let w = (seg as u64) << 32 | node as u64;
-        if let Some(i) = self.find(seg) {
-            let old = self.slots[i] as u32;
-            self.slots[i] = w;
-            return Some(old);
-        }
+        // Room first (a replacement may grow the map one insert early), then one probe that
+        // ends at the segment or at the empty slot it goes to.
         if (self.len + 1) * 2 > self.slots.len() {
             self.grow();
         }
+        let w = (seg as u64) << 32 | node as u64;
         let mut i = self.home(seg);
-        while self.slots[i] != EMPTY {
+        loop {
+            let old = self.slots[i];
+            if old == EMPTY {
+                self.slots[i] = w;
+                self.len += 1;
+                return None;
+            }
+            if (old >> 32) as u32 == seg {
+                self.slots[i] = w;
+                return Some(old as u32);
+            }
             i = (i + 1) & self.mask();
         }
-        self.slots[i] = w;
-        self.len += 1;
-        None
     }
 
     /// Removes `seg`; returns its node.
