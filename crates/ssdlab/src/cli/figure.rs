@@ -206,7 +206,24 @@ pub struct PipessdFigureArgs {
     /// A short run (a smoke test): the 4-channel device only, fewer synthetic commands.
     #[arg(long)]
     pub quick: bool,
+    /// Run the Financial-like job this long (simulated seconds) before measuring it, then
+    /// measure it for 2 s. The aged device's data cache starts full of dirty lines that ageing
+    /// left, scattered over the whole device; the job's first misses write them back, each
+    /// usually a mapping-cache miss too, and 150,000 commands (the default, 0: no warm-up) end
+    /// before they are gone on pipessd-paper (docs/architectures.md, "The Financial-like row's
+    /// start"). 6 covers every setup of pipessd-paper.
+    #[arg(long, value_name = "SECONDS", default_value_t = 0.0, value_parser = non_negative_seconds)]
+    pub warm_up: f64,
     /// Seed of every run.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+}
+
+/// A number of seconds, 0 or more (finite).
+fn non_negative_seconds(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        Ok(v) => Err(format!("must be 0 or more seconds (got {v})")),
+        Err(e) => Err(format!("not a number of seconds: {e}")),
+    }
 }

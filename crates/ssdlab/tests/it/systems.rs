@@ -306,3 +306,43 @@ fn on_the_paper_platform_pipessd_wins_with_full_function_threads_once_the_device
         assert!(r > 1.05, "{w}: PipeSSD / Tradition-4 = {r:.3} offered 150% of saturation");
     }
 }
+
+/// `figure pipessd --warm-up S`: the Financial-like job runs S seconds unmeasured, then is
+/// measured for 2 s (docs/architectures.md, "The Financial-like row's start"). A command count
+/// would end it inside the warm-up and measure nothing: every design's cell has throughput.
+#[test]
+fn the_pipessd_figure_measures_the_financial_like_job_after_its_warm_up() {
+    let traces = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces");
+    if !traces.join("websearch-sample.spc.gz").exists() {
+        eprintln!("skipped: the shared traces are not at {}", traces.display());
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (t, d) = (traces.to_str().unwrap(), dir.path().to_str().unwrap());
+    let args = [
+        "figure",
+        "pipessd",
+        "--preset",
+        "pipessd-paper",
+        "--quick",
+        "--blocks",
+        "256",
+        "--traces",
+        t,
+        "--out",
+        d,
+    ];
+    let out = ok(&[&args[..], &["--warm-up", "0.5"]].concat());
+    assert!(out.contains("Financial-like job: 0.5 s of warm-up, then 2 s measured"), "{out}");
+    let cells: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("figure.json")).unwrap()).unwrap();
+    let financial: Vec<_> =
+        cells.as_array().unwrap().iter().filter(|c| c["workload"] == "Financial-like").collect();
+    assert_eq!(financial.len(), 4, "{cells}");
+    for c in financial {
+        assert!(c["iops"].as_f64().unwrap() > 1000.0, "{c}");
+    }
+    let bad = crate::ssdlab(&[&args[..], &["--warm-up=-2"]].concat());
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(!bad.status.success() && err.contains("must be 0 or more seconds (got -2)"), "{err}");
+}

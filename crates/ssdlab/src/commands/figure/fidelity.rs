@@ -102,6 +102,7 @@ fn collect(a: &FidelityArgs) -> Result<Vec<Entry>> {
         depth: 32,
         requests_per_thread: None,
         quick: a.quick,
+        warm_up: 0.0,
         seed: a.seed,
     };
     let mut rows = super::pipessd::rows(&super::pipessd::cells(&pipe)?);

@@ -34,6 +34,21 @@ use crate::cli::PipessdFigureArgs;
 /// 4 GiB. These describe the trace, not the paper's results.
 const FINANCIAL: &str = "rw=randrw rwmixread=23 bs=4k random_distribution=zipf:0.9 size=4g numjobs=1";
 
+/// Seconds the Financial-like job is measured for after a `--warm-up`.
+const MEASURED_AFTER_WARM_UP: f64 = 2.0;
+
+/// The Financial-like job's options: [`FINANCIAL`] at the figure's depth, for a number of
+/// commands from the aged state (20,000 with `--quick`, else 150,000), or with `--warm-up`,
+/// that long unmeasured and then [`MEASURED_AFTER_WARM_UP`] seconds measured.
+fn financial_options(a: &PipessdFigureArgs) -> String {
+    let length = match (a.warm_up > 0.0, a.quick) {
+        (true, _) => format!("ramp_time={}s runtime={MEASURED_AFTER_WARM_UP}s time_based=1", a.warm_up),
+        (false, true) => "number_ios=20000".to_string(),
+        (false, false) => "number_ios=150000".to_string(),
+    };
+    format!("{FINANCIAL} iodepth={} {length}", a.depth)
+}
+
 /// The designs compared, Tradition-4 (the baseline) first. Tradition-8 also gets eight cores
 /// at the clock of the preset's first ([`eight_cores`]).
 const ARCHS: [(&str, &[(&str, &str)]); 4] = [
@@ -178,8 +193,7 @@ pub fn cells(a: &PipessdFigureArgs) -> Result<Vec<Cell>> {
         spec.mode = ReplayMode::ClosedLoop { depth: a.depth };
         Load::Trace(spec)
     };
-    let ios = if a.quick { 20_000 } else { 150_000 };
-    let financial = job("financial-like", &format!("{FINANCIAL} iodepth={} number_ios={ios}", a.depth))?;
+    let financial = job("financial-like", &financial_options(a))?;
     let mut loads: Vec<(&str, Load)> = TRACES.iter().map(|(w, f)| (*w, replay(f))).collect();
     loads.push(("Financial-like", Load::Jobs(vec![financial])));
     let mut cells = Vec::new();
@@ -336,6 +350,15 @@ fn table(cells: &[Cell], a: &PipessdFigureArgs) -> String {
         match a.requests_per_thread {
             Some(n) => format!("{n} request(s) per Tradition thread"),
             None => "the preset's requests per Tradition thread".into(),
+        }
+    );
+    let _ = writeln!(
+        s,
+        "Financial-like job: {}",
+        match (a.warm_up > 0.0, a.quick) {
+            (true, _) => format!("{} s of warm-up, then {MEASURED_AFTER_WARM_UP} s measured", a.warm_up),
+            (false, true) => "20,000 commands from the aged state (no warm-up)".into(),
+            (false, false) => "150,000 commands from the aged state (no warm-up: --warm-up)".into(),
         }
     );
     let _ = writeln!(
@@ -646,4 +669,50 @@ pub fn rows(cells: &[Cell]) -> Vec<Row> {
         }
     }
     rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+    use sim::SimDuration;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        a: PipessdFigureArgs,
+    }
+
+    fn args(extra: &[&str]) -> PipessdFigureArgs {
+        Cli::parse_from(std::iter::once("figure").chain(extra.iter().copied())).a
+    }
+
+    #[test]
+    fn the_financial_like_job_runs_a_command_count_or_a_warm_up_then_two_seconds() {
+        let j = job("f", &financial_options(&args(&[]))).unwrap();
+        assert_eq!((j.number_ios, j.ramp_time, j.runtime), (Some(150_000), SimDuration::ZERO, None));
+        let j = job("f", &financial_options(&args(&["--quick"]))).unwrap();
+        assert_eq!(j.number_ios, Some(20_000));
+        // With a warm-up the run is timed: a command count would end it inside the warm-up
+        // (150,000 commands take 2.5-3 s on pipessd-paper), and nothing would be measured.
+        for extra in [&["--warm-up", "6"][..], &["--warm-up", "0.5", "--quick"]] {
+            let a = args(extra);
+            let j = job("f", &financial_options(&a)).unwrap();
+            assert_eq!(j.number_ios, None, "{extra:?}");
+            assert_eq!(j.ramp_time, SimDuration::from_secs_f64(a.warm_up), "{extra:?}");
+            assert_eq!(j.runtime, Some(SimDuration::from_secs_f64(MEASURED_AFTER_WARM_UP)), "{extra:?}");
+            assert!(j.time_based, "{extra:?}");
+            assert_eq!((j.iodepth, j.rwmixread), (32, 23), "{extra:?}");
+        }
+    }
+
+    #[test]
+    fn a_negative_or_endless_warm_up_is_refused() {
+        for bad in ["-1", "inf", "NaN", "soon"] {
+            let err =
+                Cli::try_parse_from(["figure", &format!("--warm-up={bad}")]).err().expect(bad).to_string();
+            assert!(err.contains("seconds"), "{bad}: {err}");
+        }
+        assert_eq!(args(&["--warm-up", "0"]).warm_up, 0.0);
+    }
 }
