@@ -206,16 +206,27 @@ fn overlapping_jobs_on_a_host_side_ftl() {
     assert!(out.contains("write       8000"), "{out}");
 }
 
+/// The PipeSSD figure's smoke run on the paper's platform, shrunk to 256 blocks per plane.
+const PAPER_QUICK: [&str; 7] =
+    ["figure", "pipessd", "--preset", "pipessd-paper", "--quick", "--blocks", "256"];
+
+/// The shared trace directory the PipeSSD figure replays, or `None` (saying the test skips)
+/// where it is missing.
+fn shared_traces() -> Option<std::path::PathBuf> {
+    let traces = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces");
+    if traces.join("websearch-sample.spc.gz").exists() {
+        return Some(traces);
+    }
+    eprintln!("skipped: the shared traces are not at {}", traces.display());
+    None
+}
+
 /// Issue 32: PipeSSD's gain over Tradition-4 comes from Tradition's threads being held across
 /// flash operations. At one request per thread (the paper's full-function threads) PipeSSD is
 /// ahead on every workload; at the preset's 64 the two are level (docs/architectures.md).
 #[test]
 fn pipessd_beats_tradition_4_only_when_its_threads_hold_few_requests() {
-    let traces = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces");
-    if !traces.join("websearch-sample.spc.gz").exists() {
-        eprintln!("skipped: the shared traces are not at {}", traces.display());
-        return;
-    }
+    let Some(traces) = shared_traces() else { return };
     let ratios = |per_thread: Option<&str>| -> Vec<(String, f64)> {
         let dir = tempfile::tempdir().unwrap();
         let t = traces.to_str().unwrap();
@@ -251,30 +262,14 @@ fn pipessd_beats_tradition_4_only_when_its_threads_hold_few_requests() {
 /// figure prints where the published gain appears beside it.
 #[test]
 fn on_the_paper_platform_pipessd_wins_with_full_function_threads_once_the_device_is_saturated() {
-    let traces = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces");
-    if !traces.join("websearch-sample.spc.gz").exists() {
-        eprintln!("skipped: the shared traces are not at {}", traces.display());
-        return;
-    }
+    let Some(traces) = shared_traces() else { return };
     let dir = tempfile::tempdir().unwrap();
     let (t, d) = (traces.to_str().unwrap(), dir.path().to_str().unwrap());
     let out = ok(&[
-        "figure",
-        "pipessd",
-        "--preset",
-        "pipessd-paper",
-        "--quick",
-        "--blocks",
-        "256",
-        "--requests-per-thread",
-        "1",
-        "--open-loop",
-        "50,150",
-        "--traces",
-        t,
-        "--out",
-        d,
-    ]);
+        &PAPER_QUICK[..],
+        &["--requests-per-thread", "1", "--open-loop", "50,150", "--traces", t, "--out", d],
+    ]
+    .concat());
     assert!(out.contains("pipessd-paper device"), "{out}");
     assert!(out.contains("where it appears: Tradition threads holding 1-2 requests each"), "{out}");
     let read = |name: &str| -> Vec<serde_json::Value> {
@@ -312,26 +307,10 @@ fn on_the_paper_platform_pipessd_wins_with_full_function_threads_once_the_device
 /// would end it inside the warm-up and measure nothing: every design's cell has throughput.
 #[test]
 fn the_pipessd_figure_measures_the_financial_like_job_after_its_warm_up() {
-    let traces = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces");
-    if !traces.join("websearch-sample.spc.gz").exists() {
-        eprintln!("skipped: the shared traces are not at {}", traces.display());
-        return;
-    }
+    let Some(traces) = shared_traces() else { return };
     let dir = tempfile::tempdir().unwrap();
     let (t, d) = (traces.to_str().unwrap(), dir.path().to_str().unwrap());
-    let args = [
-        "figure",
-        "pipessd",
-        "--preset",
-        "pipessd-paper",
-        "--quick",
-        "--blocks",
-        "256",
-        "--traces",
-        t,
-        "--out",
-        d,
-    ];
+    let args = [&PAPER_QUICK[..], &["--traces", t, "--out", d]].concat();
     let out = ok(&[&args[..], &["--warm-up", "0.5"]].concat());
     assert!(out.contains("Financial-like job: 0.5 s of warm-up, then 2 s measured"), "{out}");
     let cells: serde_json::Value =
