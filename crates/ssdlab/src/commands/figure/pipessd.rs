@@ -37,16 +37,25 @@ const FINANCIAL: &str = "rw=randrw rwmixread=23 bs=4k random_distribution=zipf:0
 /// Seconds the Financial-like job is measured for after a `--warm-up`.
 const MEASURED_AFTER_WARM_UP: f64 = 2.0;
 
-/// The Financial-like job's options: [`FINANCIAL`] at the figure's depth, for a number of
-/// commands from the aged state (20,000 with `--quick`, else 150,000), or with `--warm-up`,
-/// that long unmeasured and then [`MEASURED_AFTER_WARM_UP`] seconds measured.
-fn financial_options(a: &PipessdFigureArgs) -> String {
-    let length = match (a.warm_up > 0.0, a.quick) {
-        (true, _) => format!("ramp_time={}s runtime={MEASURED_AFTER_WARM_UP}s time_based=1", a.warm_up),
-        (false, true) => "number_ios=20000".to_string(),
-        (false, false) => "number_ios=150000".to_string(),
+/// The Financial-like job's options ([`FINANCIAL`] at the figure's depth) and what the table
+/// says of its length: a number of commands from the aged state (20,000 with `--quick`, else
+/// 150,000), or with `--warm-up`, that long unmeasured and then [`MEASURED_AFTER_WARM_UP`]
+/// seconds measured.
+fn financial_options(a: &PipessdFigureArgs) -> (String, String) {
+    let (length, said) = match (a.warm_up > 0.0, a.quick) {
+        (true, _) => (
+            format!("ramp_time={}s runtime={MEASURED_AFTER_WARM_UP}s time_based=1", a.warm_up),
+            format!("{} s of warm-up, then {MEASURED_AFTER_WARM_UP} s measured", a.warm_up),
+        ),
+        (false, true) => {
+            ("number_ios=20000".into(), "20,000 commands from the aged state (no warm-up)".into())
+        }
+        (false, false) => (
+            "number_ios=150000".into(),
+            "150,000 commands from the aged state (no warm-up: --warm-up)".into(),
+        ),
     };
-    format!("{FINANCIAL} iodepth={} {length}", a.depth)
+    (format!("{FINANCIAL} iodepth={} {length}", a.depth), said)
 }
 
 /// The designs compared, Tradition-4 (the baseline) first. Tradition-8 also gets eight cores
@@ -193,7 +202,7 @@ pub fn cells(a: &PipessdFigureArgs) -> Result<Vec<Cell>> {
         spec.mode = ReplayMode::ClosedLoop { depth: a.depth };
         Load::Trace(spec)
     };
-    let financial = job("financial-like", &financial_options(a))?;
+    let financial = job("financial-like", &financial_options(a).0)?;
     let mut loads: Vec<(&str, Load)> = TRACES.iter().map(|(w, f)| (*w, replay(f))).collect();
     loads.push(("Financial-like", Load::Jobs(vec![financial])));
     let mut cells = Vec::new();
@@ -352,15 +361,7 @@ fn table(cells: &[Cell], a: &PipessdFigureArgs) -> String {
             None => "the preset's requests per Tradition thread".into(),
         }
     );
-    let _ = writeln!(
-        s,
-        "Financial-like job: {}",
-        match (a.warm_up > 0.0, a.quick) {
-            (true, _) => format!("{} s of warm-up, then {MEASURED_AFTER_WARM_UP} s measured", a.warm_up),
-            (false, true) => "20,000 commands from the aged state (no warm-up)".into(),
-            (false, false) => "150,000 commands from the aged state (no warm-up: --warm-up)".into(),
-        }
-    );
+    let _ = writeln!(s, "Financial-like job: {}", financial_options(a).1);
     let _ = writeln!(
         s,
         "\nthroughput against Tradition-4 (Tradition-4's own IOPS first); beside it, Tradition-4's \
@@ -689,19 +690,21 @@ mod tests {
 
     #[test]
     fn the_financial_like_job_runs_a_command_count_or_a_warm_up_then_two_seconds() {
-        let j = job("f", &financial_options(&args(&[]))).unwrap();
+        let j = job("f", &financial_options(&args(&[])).0).unwrap();
         assert_eq!((j.number_ios, j.ramp_time, j.runtime), (Some(150_000), SimDuration::ZERO, None));
-        let j = job("f", &financial_options(&args(&["--quick"]))).unwrap();
+        let j = job("f", &financial_options(&args(&["--quick"])).0).unwrap();
         assert_eq!(j.number_ios, Some(20_000));
         // With a warm-up the run is timed: a command count would end it inside the warm-up
         // (150,000 commands take 2.5-3 s on pipessd-paper), and nothing would be measured.
         for extra in [&["--warm-up", "6"][..], &["--warm-up", "0.5", "--quick"]] {
             let a = args(extra);
-            let j = job("f", &financial_options(&a)).unwrap();
+            let j = job("f", &financial_options(&a).0).unwrap();
             assert_eq!(j.number_ios, None, "{extra:?}");
             assert_eq!(j.ramp_time, SimDuration::from_secs_f64(a.warm_up), "{extra:?}");
             assert_eq!(j.runtime, Some(SimDuration::from_secs_f64(MEASURED_AFTER_WARM_UP)), "{extra:?}");
             assert!(j.time_based, "{extra:?}");
+            let said = financial_options(&a).1;
+            assert_eq!(said, format!("{} s of warm-up, then 2 s measured", a.warm_up));
             assert_eq!((j.iodepth, j.rwmixread), (32, 23), "{extra:?}");
         }
     }
