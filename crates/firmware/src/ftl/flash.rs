@@ -286,15 +286,16 @@ impl FtlInner {
                         // plane, and under pacing most refuse (in GC steady state a scan asked
                         // 110 of 128 planes on average, each a mispredicted branch on cold
                         // data). The tests are pure, so the answers are the same.
-                        let paced: SmallVec<[bool; 256]> = match off {
-                            true => SmallVec::new(),
-                            false => (0..blocks.planes())
+                        let paced: SmallVec<[bool; 256]> = if off {
+                            SmallVec::new()
+                        } else {
+                            (0..blocks.planes())
                                 .map(|p| {
                                     (blocks.free_count(p) > admit)
                                         | (allowance[p as usize] > 0.0)
                                         | !gc[p as usize]
                                 })
-                                .collect(),
+                                .collect()
                         };
                         let admitted = |p: u32| (off || paced[p as usize]) && in_group(p);
                         alloc.user_plane_in(
